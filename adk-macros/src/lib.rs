@@ -1,0 +1,21 @@
+//! Procedural macros for [adk](https://docs.rs/adk). Depend on `adk` and use them from there:
+//! their expansions name `::adk` paths.
+//!
+//! Each macro is split the same way: `parse` reads tokens into a model, `validate` checks the
+//! model and collects every error with the span of the user's token, `expand` writes the code.
+
+use proc_macro::TokenStream;
+
+mod stash_key;
+
+/// Declares a typed stash key; see `adk::stash_key!`.
+#[proc_macro]
+pub fn stash_key(input: TokenStream) -> TokenStream {
+    stash_key::stash_key(input.into()).into()
+}
+
+/// Declares a group of typed stash keys; see `adk::stash_keys!`.
+#[proc_macro]
+pub fn stash_keys(input: TokenStream) -> TokenStream {
+    stash_key::stash_keys(input.into()).into()
+}

@@ -1,0 +1,1 @@
+//! The six persisted primitives and their byte readers. PLACEHOLDER — issue 3.

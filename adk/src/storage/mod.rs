@@ -1,0 +1,1 @@
+//! The storage contract. PLACEHOLDER — issue 3.

@@ -1,0 +1,12 @@
+//! Every compile-time rejection adk promises, one case per mistake, with the error text a user reads.
+//!
+//! Each area has its own test so one can be re-run alone:
+//! `cargo test -p adk-ui-tests --test ui stash_keys`. To regenerate a `.stderr` after a compiler
+//! upgrade, run with `TRYBUILD=overwrite` and read the diff before committing.
+
+#[test]
+fn stash_keys() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("stash/pass/*.rs");
+    cases.compile_fail("stash/fail/*.rs");
+}
