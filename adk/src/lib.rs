@@ -15,10 +15,13 @@
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
 
+pub mod context;
+pub mod pipeline;
 pub mod primitives;
 pub mod stash;
 pub mod storage;
 
+pub use context::{DispatchContext, TurnContext};
 pub use stash::{Registry, StashError, StashKey};
 
 /// Declares a typed key over the stash, checked at compile time.

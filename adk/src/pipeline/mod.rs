@@ -1,0 +1,205 @@
+//! Pipelines and middleware: the onion every turn is made of.
+//!
+//! A turn walks four pipelines. Each is a list of middleware run in registration order; a
+//! middleware does its pre-step, hands the context on with [`Next::run`], and does its post-step
+//! when the rest of the chain has finished. Not calling `next` short-circuits the pipeline.
+//!
+//! | pipeline | marker | context | runs |
+//! |---|---|---|---|
+//! | `turn_input` | [`TurnInput`] | `TurnContext` | once, before the dispatch |
+//! | `dispatch_input` | [`DispatchInput`] | `DispatchContext` | every iteration, before the executor |
+//! | `dispatch_output` | [`DispatchOutput`] | `DispatchContext` | every iteration, after the executor |
+//! | `turn_output` | [`TurnOutput`] | `TurnContext` | once, after an acknowledged dispatch |
+//!
+//! The pipeline is part of a middleware's type: `Middleware<TurnInput>` cannot be registered on
+//! `dispatch_input`, so a middleware written for one pipeline never runs in another.
+//!
+//! Errors and panics are caught at the level of the middleware that raised them, reported
+//! through [`PipelineContext::report_failure`], and the upstream post-steps still run;
+//! [`Next::run`] returns a [`Downstream`] so a post-step can tell the commit path from the
+//! failure path.
+
+mod chain;
+mod from_fn;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+pub use chain::{Next, PipelineRun, Stack, run_pipeline};
+pub use from_fn::{FromFn, from_fn};
+
+/// The error type middleware return: any error, boxed. `?` converts your own errors into it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A boxed, `Send` future borrowing for `'a`: what [`Middleware::handle`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// One of the four pipelines. Implemented only by the markers in this module.
+pub trait Pipeline: sealed::Sealed + Send + Sync + 'static {
+    /// The context its middleware receive.
+    type Context: PipelineContext;
+    /// The pipeline's name as users write it in `#[middleware(pipeline = ...)]`.
+    const NAME: &'static str;
+    /// Whether the pipeline is turn-scoped or dispatch-scoped.
+    const SCOPE: Scope;
+}
+
+/// Which context a pipeline's middleware see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Turn-scoped pipelines see the `TurnContext`.
+    Turn,
+    /// Dispatch-scoped pipelines see the `DispatchContext`.
+    Dispatch,
+}
+
+/// What a pipeline needs from the context it walks.
+pub trait PipelineContext: Send + 'static {
+    /// Whether the turn (or, for a dispatch context, the dispatch) was aborted. Once true, the
+    /// bodies of the remaining middleware are skipped without an error.
+    fn is_aborted(&self) -> bool;
+
+    /// Records a middleware that returned an error or panicked. Called at the level where the
+    /// failure was caught, before the upstream post-steps resume.
+    fn report_failure(&mut self, failure: MiddlewareFailure);
+
+    /// Called with every error a middleware returns, before it is treated as a failure. When the
+    /// error is the abort error (`adk::Aborted`), the context aborts itself and returns `Ok`:
+    /// returning the abort error is one of the ways to abort, and it emits no error event.
+    /// Otherwise the error is handed back unchanged.
+    fn absorb_abort(&mut self, error: BoxError) -> Result<(), BoxError>;
+}
+
+/// A middleware that returned an error or panicked.
+#[derive(Debug)]
+pub struct MiddlewareFailure {
+    /// The pipeline it ran in.
+    pub pipeline: &'static str,
+    /// Its position in the pipeline, counted from zero in registration order.
+    pub position: usize,
+    /// What went wrong.
+    pub cause: FailureCause,
+}
+
+/// Why a middleware failed.
+#[derive(Debug)]
+pub enum FailureCause {
+    /// It returned `Err`.
+    Error(BoxError),
+    /// It panicked; the panic message when it was a string.
+    Panic(String),
+}
+
+impl fmt::Display for FailureCause {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Error(error) => write!(formatter, "{error}"),
+            Self::Panic(message) => write!(formatter, "middleware panicked: {message}"),
+        }
+    }
+}
+
+/// How the rest of the chain ended, as seen by the middleware that called [`Next::run`].
+#[must_use = "a post-step that ignores `Downstream` cannot tell success from failure"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Downstream {
+    /// Every downstream middleware called `next` and the end of the pipeline was reached.
+    Completed,
+    /// A downstream middleware returned without calling `next`.
+    ShortCircuited,
+    /// A downstream middleware returned an error or panicked (already reported).
+    Failed,
+    /// The turn or dispatch was aborted; the remaining middleware bodies were skipped.
+    Aborted,
+}
+
+impl Downstream {
+    /// True when the end of the pipeline was reached: the commit path.
+    pub fn is_completed(self) -> bool {
+        self == Self::Completed
+    }
+}
+
+/// Middleware for the pipeline `P`.
+///
+/// Write middleware as an `async fn` with `#[middleware(pipeline = ...)]`, as a closure with
+/// [`from_fn`], or implement this trait by hand:
+///
+/// ```
+/// use adk::pipeline::{BoxError, BoxFuture, Middleware, Next, PipelineContext, TurnInput};
+/// use adk::TurnContext;
+///
+/// struct Tracing;
+///
+/// impl Middleware<TurnInput> for Tracing {
+///     fn handle<'a>(
+///         &'a self,
+///         ctx: &'a mut TurnContext,
+///         next: Next<'a, TurnContext>,
+///     ) -> BoxFuture<'a, Result<(), BoxError>> {
+///         Box::pin(async move {
+///             let outcome = next.run(ctx).await;
+///             tracing::debug!(?outcome, "turn input finished");
+///             Ok(())
+///         })
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not middleware for the `{P}` pipeline",
+    label = "this middleware cannot be registered here",
+    note = "`#[middleware(pipeline = ...)]` fixes the pipelines a middleware fits: register it on one of them, or add this pipeline to its list",
+    note = "closures become middleware through `adk::pipeline::from_fn`"
+)]
+pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
+    /// Runs this middleware: the pre-step, then `next.run(ctx).await`, then the post-step.
+    fn handle<'a>(
+        &'a self,
+        ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
+    ) -> BoxFuture<'a, Result<(), BoxError>>;
+}
+
+macro_rules! pipeline_marker {
+    ($(#[$doc:meta])* $marker:ident, $name:literal, $scope:ident, $context:ty) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $marker;
+
+        impl sealed::Sealed for $marker {}
+
+        impl Pipeline for $marker {
+            type Context = $context;
+            const NAME: &'static str = $name;
+            const SCOPE: Scope = Scope::$scope;
+        }
+
+        impl fmt::Display for $marker {
+            fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str($name)
+            }
+        }
+    };
+}
+
+pipeline_marker!(
+    /// The pipeline run once before the dispatch: load history, retrieve, enforce input policy.
+    TurnInput, "turn_input", Turn, crate::context::TurnContext
+);
+pipeline_marker!(
+    /// The pipeline run once after an acknowledged dispatch: filter output, write memories.
+    TurnOutput, "turn_output", Turn, crate::context::TurnContext
+);
+pipeline_marker!(
+    /// The pipeline run every iteration before the executor: pack the prompt, apply budgets.
+    DispatchInput, "dispatch_input", Dispatch, crate::context::DispatchContext
+);
+pipeline_marker!(
+    /// The pipeline run every iteration after the executor: inspect what the model produced.
+    DispatchOutput, "dispatch_output", Dispatch, crate::context::DispatchContext
+);
