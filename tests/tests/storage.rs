@@ -10,7 +10,7 @@ use adk::bytes::{
 use adk::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall};
 use adk::storage::conformance::{Conformance, Step, Subject};
 use adk::storage::{
-    NoopStorage, Primitive, SharedStorage, StorageAdapter, StorageContext, StorageError,
+    NoopStorage, Primitive, SharedStorage, StorageAdapter, StorageContext, StorageError, TurnId,
 };
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -606,6 +606,42 @@ async fn a_storage_error_reaches_the_caller_typed() {
         error,
         StorageError::NotFound { kind: Primitive::Messages, ref id } if id == "never-stored"
     ));
+}
+
+#[tokio::test]
+async fn shared_calls_and_conformance_runs_can_move_to_other_tasks() {
+    let storage = SharedStorage::new(InMemoryStorage::new());
+    let for_a_task = storage.clone();
+    tokio::spawn(async move {
+        let message = Message::user("m-1", "hello").expect("a valid message");
+        for_a_task.store_message(&ctx(), message).await
+    })
+    .await
+    .expect("the task completes")
+    .expect("the store succeeds");
+    let fetched = storage
+        .fetch_messages(&ctx())
+        .await
+        .expect("the fetch succeeds");
+    assert_eq!(fetched.len(), 1);
+
+    let run = Conformance::new(storage)
+        .persists(Primitive::Messages)
+        .run();
+    tokio::spawn(run)
+        .await
+        .expect("the task completes")
+        .expect("the adapter conforms");
+}
+
+#[test]
+fn building_on_a_context_leaves_earlier_clones_unchanged() {
+    let original = StorageContext::new("c").with_turn_id(TurnId::from("t-1"));
+    let earlier = original.clone();
+    let later = original.with_turn_id(TurnId::from("t-2"));
+    assert_eq!(earlier.turn_id().as_str(), "t-1");
+    assert_eq!(later.turn_id().as_str(), "t-2");
+    assert_eq!(later.conversation_id(), earlier.conversation_id());
 }
 
 #[test]
