@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::Timestamp;
+
 /// Which primitive a [`PrimitiveError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -176,6 +178,49 @@ impl Checker {
                 field,
                 format!("must be between 0 and 1 inclusive, got {value}"),
             ))
+        }
+    }
+}
+
+/// A timestamp as read from storage, kept even when malformed so the primitive's own
+/// validation can reject it naming the field (a parse error alone would not say which field).
+pub(crate) enum StoredTimestamp {
+    Valid(Timestamp),
+    Invalid(String),
+}
+
+impl From<Timestamp> for StoredTimestamp {
+    fn from(timestamp: Timestamp) -> Self {
+        Self::Valid(timestamp)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StoredTimestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(text) => match text.parse::<Timestamp>() {
+                Ok(timestamp) => Self::Valid(timestamp),
+                Err(error) => Self::Invalid(format!("{text:?} ({error})")),
+            },
+            other => Self::Invalid(other.to_string()),
+        })
+    }
+}
+
+impl Checker {
+    pub(crate) fn timestamp(
+        &self,
+        field: &'static str,
+        stored: StoredTimestamp,
+    ) -> Result<Timestamp, PrimitiveError> {
+        match stored {
+            StoredTimestamp::Valid(timestamp) => Ok(timestamp),
+            StoredTimestamp::Invalid(found) => Err(self.fail(
+                field,
+                format!(
+                    "must be an RFC 3339 timestamp such as \"2026-01-02T03:04:05Z\", got {found}"
+                ),
+            )),
         }
     }
 }
