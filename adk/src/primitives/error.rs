@@ -79,7 +79,8 @@ impl fmt::Display for PrimitiveKind {
 /// assert_eq!(error.code(), "E_INVALID_INITIAL_MEMORY_VALUE");
 /// assert!(error.to_string().contains("mem-1"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {kind}{}: `{field}` {rule}", quoted_id(.id.as_deref()))]
 pub struct PrimitiveError {
     kind: PrimitiveKind,
     id: Option<String>,
@@ -128,17 +129,9 @@ impl PrimitiveError {
     }
 }
 
-impl fmt::Display for PrimitiveError {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "invalid {}", self.kind)?;
-        if let Some(id) = &self.id {
-            write!(formatter, " {id:?}")?;
-        }
-        write!(formatter, ": `{}` {}", self.field, self.rule)
-    }
+fn quoted_id(id: Option<&str>) -> String {
+    id.map(|id| format!(" {id:?}")).unwrap_or_default()
 }
-
-impl std::error::Error for PrimitiveError {}
 
 /// Shared checks, so every primitive words the same rule the same way.
 pub(crate) struct Checker {
