@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Checker;
+use super::error::{Checker, StoredTimestamp};
 use super::{Identity, Media, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
 
 /// Who wrote a message. Tool results live on [`ToolCall`](super::ToolCall), and operator
@@ -198,19 +198,20 @@ struct MessageFields {
     attachments: Vec<Media>,
     #[serde(default)]
     identity: Option<Identity>,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
 }
 
 impl TryFrom<MessageFields> for Message {
     type Error = PrimitiveError;
 
     fn try_from(fields: MessageFields) -> Result<Self, Self::Error> {
+        let check = Checker::new(PrimitiveKind::Message, &fields.id);
         let role = match fields.role.as_str() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             other => {
-                return Err(Checker::new(PrimitiveKind::Message, &fields.id).fail(
+                return Err(check.fail(
                     "role",
                     format!("must be \"user\" or \"assistant\", got {other:?}"),
                 ));
@@ -224,8 +225,8 @@ impl TryFrom<MessageFields> for Message {
             role,
             content: fields.content,
             attachments: fields.attachments,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
         };
         message.validate()?;
         Ok(message)

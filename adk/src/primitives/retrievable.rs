@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Checker;
+use super::error::{Checker, StoredTimestamp};
 use super::{PrimitiveError, PrimitiveKind, SpooledArtifact, Timestamp, Tokenizable};
 use crate::bytes::ByteStoreError;
 
@@ -249,14 +249,15 @@ struct RetrievableFields {
     score: Option<f64>,
     #[serde(default)]
     inline: bool,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
 }
 
 impl TryFrom<RetrievableFields> for Retrievable {
     type Error = PrimitiveError;
 
     fn try_from(fields: RetrievableFields) -> Result<Self, Self::Error> {
+        let check = Checker::new(PrimitiveKind::Retrievable, &fields.id);
         Self {
             id: fields.id,
             content: fields.content,
@@ -265,8 +266,8 @@ impl TryFrom<RetrievableFields> for Retrievable {
             kind: fields.kind,
             score: fields.score,
             inline: fields.inline,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
         }
         .validate()
     }
