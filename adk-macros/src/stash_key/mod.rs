@@ -111,6 +111,14 @@ mod tests {
     }
 
     #[test]
+    fn a_trailing_comma_is_accepted_but_a_second_key_is_not() {
+        assert_eq!(single(quote!("my-org.count" => u32,)), (true, Vec::new()));
+        let (_, messages) = single(quote!("my-org.count" => u32, "my-org.total" => u32));
+        assert_eq!(messages.len(), 1);
+        assert!(messages[0].contains("use `stash_keys!`"));
+    }
+
+    #[test]
     fn a_missing_type_and_a_bad_path_are_both_reported() {
         let (has_type, messages) = single(quote!("count"));
         assert!(!has_type);
@@ -171,6 +179,16 @@ mod tests {
         assert!(messages[0].contains("`MODE` already uses it"));
         assert!(messages[0].contains("`AGAIN`"));
         assert!(messages[1].contains("`POLICY`") && messages[1].contains("`MODE`"));
+    }
+
+    #[test]
+    fn an_equals_sign_instead_of_a_colon_is_reported_and_the_key_still_declared() {
+        let (names, messages) =
+            group(quote!(COUNT = "my-org.count" => u32, NEXT "my-org.next" => u8));
+        assert_eq!(names, ["COUNT", "NEXT"]);
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert!(messages[0].starts_with("expected `:` after `COUNT`"));
+        assert!(messages[1].starts_with("expected `:` after `NEXT`"));
     }
 
     #[test]

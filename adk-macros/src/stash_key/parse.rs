@@ -112,6 +112,10 @@ fn read_single_key(stream: ParseStream<'_>, errors: &mut Errors) -> SingleKey {
     let example = format!("stash_key!(\"{}\" => {{type}})", path.example_path());
     key.value_type = read_arrow_and_type(stream, &path, &example, false, errors);
     key.path = Some(path);
+    if key.value_type.is_some() && stream.peek(Token![,]) && stream.peek2(syn::parse::End) {
+        // A trailing comma, as `macro_rules!` macros accept.
+        let _trailing_comma = stream.parse::<Token![,]>();
+    }
     if key.value_type.is_some() && !stream.is_empty() {
         let unexpected: TokenStream = discard_rest(stream);
         errors.at(
@@ -289,7 +293,18 @@ fn read_key_item(stream: ParseStream<'_>, errors: &mut Errors) -> Option<KeyItem
             return None;
         }
     };
-    if !stream.peek(Token![:]) {
+    // A missing `:` is reported once the rest of the key is read, so the message can show the
+    // user's own path and type in the corrected line.
+    let mut missing_colon_at: Option<TokenStream> = None;
+    if stream.peek(Token![:]) {
+        let _colon: Token![:] = stream.parse().ok()?;
+    } else if stream.peek(Token![=]) && !stream.peek(Token![=>]) {
+        // `NAME = "path" => Type` reads like an assignment.
+        let equals: Token![=] = stream.parse().ok()?;
+        missing_colon_at = Some(equals.to_token_stream());
+    } else if stream.peek(syn::Lit) {
+        missing_colon_at = Some(name.to_token_stream());
+    } else {
         let unexpected = if stream.is_empty() {
             name.span()
         } else {
@@ -298,13 +313,11 @@ fn read_key_item(stream: ParseStream<'_>, errors: &mut Errors) -> Option<KeyItem
         errors.at_span(
             unexpected,
             format!(
-                "expected `:` after `{name}`; declare the key as \
-                 `{name}: \"my-org.count\" => u32`"
+                "expected `:` after `{name}`; declare the key as `{name}: \"my-org.count\" => u32`"
             ),
         );
         return None;
     }
-    let _colon: Token![:] = stream.parse().ok()?;
     if stream.is_empty() || stream.peek(Token![,]) {
         errors.at(
             &name,
@@ -322,14 +335,26 @@ fn read_key_item(stream: ParseStream<'_>, errors: &mut Errors) -> Option<KeyItem
             return None;
         }
     };
-    let example = format!("{name}: \"{}\" => {{type}}", path.example_path());
-    let value_type = read_arrow_and_type(stream, &path, &example, true, errors)?;
+    let example = format!("{name}: {} => {{type}}", display_tokens(&path));
+    let value_type = read_arrow_and_type(stream, &path, &example, true, errors);
+    if let Some(tokens) = missing_colon_at {
+        let shown_type = value_type
+            .as_ref()
+            .map_or_else(|| "u32".to_owned(), display_tokens);
+        errors.at(
+            tokens,
+            format!(
+                "expected `:` after `{name}`; declare the key as `{}`",
+                example.replace("{type}", &shown_type)
+            ),
+        );
+    }
     Some(KeyItem {
         attributes,
         visibility,
         name,
         path,
-        value_type,
+        value_type: value_type?,
     })
 }
 

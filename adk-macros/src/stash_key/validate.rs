@@ -142,7 +142,7 @@ impl fmt::Display for PathProblem {
             } => {
                 let listed = characters
                     .iter()
-                    .map(|character| format!("`{}`", character.escape_default()))
+                    .map(|character| format!("`{}`", character.escape_debug()))
                     .collect::<Vec<_>>()
                     .join(", ");
                 write!(

@@ -25,6 +25,16 @@ mod keys {
     }
 }
 
+/// Keys can also be associated consts of a type.
+pub struct Retrieval;
+
+impl Retrieval {
+    adk::stash_keys! {
+        /// Documents kept after ranking.
+        pub KEPT: "my-org.retrieval.kept" => Vec<String>,
+    }
+}
+
 fn main() {
     adk::stash_keys! {
         LOCAL: "my-org.local" => i64,
@@ -35,4 +45,5 @@ fn main() {
     assert_eq!(keys::POLICY_MODE.path(), "my-org.policy-mode");
     assert_eq!(keys::private_path(), "my-org.private");
     assert_eq!(LOCAL.path(), "my-org.local");
+    assert_eq!(Retrieval::KEPT.path(), "my-org.retrieval.kept");
 }
