@@ -103,6 +103,42 @@ mod tests {
     }
 
     #[test]
+    fn a_valid_key_expands_to_a_bare_constructor_call() {
+        let expansion = stash_key(quote!("my-org.count" => Vec<String>));
+        let expected = quote!(::adk::StashKey::<Vec<String>>::__from_checked_literal(
+            "my-org.count"
+        ));
+        assert_eq!(
+            syn::parse2::<syn::Expr>(expansion).expect("the expansion is an expression"),
+            syn::parse2::<syn::Expr>(expected).expect("the expectation is an expression")
+        );
+    }
+
+    #[test]
+    fn a_rejected_key_still_expands_to_a_key_of_its_type() {
+        let expansion = stash_key(quote!("count" => u32)).to_string();
+        assert!(expansion.contains("compile_error"), "{expansion}");
+        let key = quote!(::adk::StashKey::<u32>::__from_checked_literal("count")).to_string();
+        assert!(expansion.ends_with(&format!("{key} }}")), "{expansion}");
+    }
+
+    #[test]
+    fn a_group_keeps_docs_attributes_and_visibility() {
+        let expansion = stash_keys(quote! {
+            /// Docs.
+            #[allow(dead_code)]
+            pub(crate) COUNT: "my-org.count" => u32,
+        });
+        let expected = quote! {
+            /// Docs.
+            #[allow(dead_code)]
+            pub(crate) const COUNT: ::adk::StashKey<u32> =
+                ::adk::StashKey::<u32>::__from_checked_literal("my-org.count");
+        };
+        assert_eq!(expansion.to_string(), expected.to_string());
+    }
+
+    #[test]
     fn a_valid_key_has_no_errors() {
         assert_eq!(
             single(quote!("my-org.count" => Vec<String>)),
