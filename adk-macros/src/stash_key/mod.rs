@@ -194,6 +194,32 @@ mod tests {
     }
 
     #[test]
+    fn keys_separated_by_semicolons_are_all_read() {
+        let (names, messages) = group(quote! {
+            A: "my-org.a" => u32;
+            B: "my-org.b" => u8;
+        });
+        assert_eq!(names, ["A", "B"]);
+        assert_eq!(
+            messages,
+            [
+                "separate keys with `,`, not `;`",
+                "separate keys with `,`, not `;`"
+            ]
+        );
+    }
+
+    #[test]
+    fn garbage_after_a_type_is_reported_once_and_the_next_key_still_read() {
+        let (names, messages) = group(quote! {
+            A: "my-org.a" => u32 extra tokens,
+            B: "my-org.b" => u8,
+        });
+        assert_eq!(names, ["A", "B"]);
+        assert_eq!(messages.len(), 1, "{messages:#?}");
+    }
+
+    #[test]
     fn every_bad_key_of_a_group_is_reported_and_still_declared() {
         let (names, messages) = group(quote! {
             COUNT: "count" => u32,

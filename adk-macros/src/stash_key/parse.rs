@@ -235,6 +235,10 @@ pub(crate) fn key_group(input: TokenStream, errors: &mut Errors) -> Vec<KeyItem>
             }
             if stream.peek(Token![,]) {
                 let _comma: Token![,] = stream.parse()?;
+            } else if stream.peek(Token![;]) {
+                // Written like a list of items; the next key is still read.
+                let semicolon: Token![;] = stream.parse()?;
+                errors.at(semicolon, "separate keys with `,`, not `;`");
             } else {
                 let unexpected = stream.span();
                 errors.at_span(
@@ -242,6 +246,9 @@ pub(crate) fn key_group(input: TokenStream, errors: &mut Errors) -> Vec<KeyItem>
                     "expected `,` after the key's type, before the next key",
                 );
                 skip_to_next_item(stream);
+                if stream.peek(Token![,]) {
+                    let _comma: Token![,] = stream.parse()?;
+                }
             }
         }
         Ok(items)
