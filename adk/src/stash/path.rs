@@ -26,6 +26,13 @@ use super::key::StashKey;
 /// let count: Option<u64> = stash.get(&path).unwrap();
 /// assert_eq!(count, Some(5));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a stash path for values of type `{T}`",
+    label = "this path does not address a `{T}`",
+    note = "a `StashKey<X>` reads and writes only `X`: use the type the key was declared with, \
+            or a string path to choose the type at the call",
+    note = "stash paths are `StashKey<T>`, `&str`, `&String` or `String`"
+)]
 pub trait StashPath<T>: sealed::Sealed {
     /// The dot-path text, such as `"my-org.count"`.
     fn as_stash_path(&self) -> &str;
