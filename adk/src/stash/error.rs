@@ -24,7 +24,7 @@ use super::MAX_DEPTH;
 pub enum StashError {
     /// The path is the empty string.
     #[error(
-        "stash path `` is empty: name a namespaced key such as `my-org.count` \
+        "stash path \"\" is empty: name a namespaced key such as `my-org.count` \
          (`<namespace>.<key>`)"
     )]
     EmptyPath,

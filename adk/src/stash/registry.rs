@@ -196,6 +196,10 @@ impl Registry {
     /// object, a value that cannot be represented as JSON, one whose object keys could not be
     /// addressed by paths, or one nesting beyond [`MAX_DEPTH`](super::MAX_DEPTH).
     ///
+    /// `set` takes the value it stores; to keep yours, pass a reference (`&value`), since a
+    /// reference to a `Serialize` type is `Serialize` too. Only a string path can take a
+    /// reference: a `StashKey<T>` accepts exactly `T`.
+    ///
     /// ```
     /// use serde_json::json;
     ///
