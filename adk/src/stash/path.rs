@@ -160,13 +160,21 @@ pub(crate) enum SegmentProblem {
 }
 
 impl SegmentProblem {
-    /// The public description; a dotted key is shown in the nested form `nested_form` builds.
-    pub(crate) fn into_key_problem(self, nested_form: impl FnOnce() -> String) -> KeyProblem {
+    /// The public description; a dotted key is shown in the nested form `nested_form` builds,
+    /// when every part between its dots is a valid segment.
+    pub(crate) fn into_key_problem(
+        self,
+        key: &str,
+        nested_form: impl FnOnce() -> String,
+    ) -> KeyProblem {
         match self {
             Self::Empty => KeyProblem::Empty,
             Self::Numeric => KeyProblem::Numeric,
             Self::Dotted => KeyProblem::Dotted {
-                nested_form: nested_form(),
+                nested_form: key
+                    .split('.')
+                    .all(|part| !part.is_empty() && !is_numeric(part))
+                    .then(nested_form),
             },
         }
     }
