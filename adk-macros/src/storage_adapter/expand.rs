@@ -251,12 +251,23 @@ fn call_entry(
     }
 }
 
-/// Gives every closure parameter its type, and `ctx` the method's context lifetime: the checker
+/// Makes the closure `move`, and gives every closure parameter its type, and `ctx` the method's
+/// context lifetime: the checker
 /// trait cannot lend the closure its expected signature the way a plain `Fn` bound would.
 /// Parameters the user typed keep their type, so a wrong one is reported by the checker.
 fn annotate_closure(callback: &Callback, closure: &syn::ExprClosure) -> syn::ExprClosure {
     let lifetime = syn::Lifetime::new(CONTEXT_LIFETIME, Span::call_site());
     let mut closure = closure.clone();
+    // The closure is built inside the generated method, where the only thing it can capture from
+    // its surroundings is `self` (a reference): moving it in lets the future borrow the adapter.
+    if closure.capture.is_none() {
+        // Spanned like the closure's first token, so the closure's span (shown in messages as
+        // `{closure@file:line:col}`) stays the user's.
+        let first = closure
+            .asyncness
+            .map_or(closure.or1_token.span, |asyncness| asyncness.span);
+        closure.capture = Some(syn::Token![move](first));
+    }
     let expected = std::iter::once(quote!(&#lifetime ::adk::storage::StorageContext))
         .chain(callback.params.iter().map(|(_, value)| value.path()));
     closure.inputs = closure

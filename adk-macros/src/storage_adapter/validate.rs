@@ -141,16 +141,16 @@ fn not_a_struct(item: &Item) -> syn::Error {
         Item::Mod(_) => "a module",
         _ => "an item that is not a struct",
     };
-    syn::Error::new(
-        first_tokens_span(item),
+    syn::Error::new_spanned(
+        first_tokens(item),
         format!(
             "storage_adapter! expects a struct (`pub struct MyStore {{ .. }}` or `pub struct MyStore;`), found {found}"
         ),
     )
 }
 
-/// The span of an item's first token after its attributes, so the caret is short.
-fn first_tokens_span(item: &Item) -> proc_macro2::Span {
+/// An item's keyword and name (a function's signature), so the caret is short.
+fn first_tokens(item: &Item) -> proc_macro2::TokenStream {
     let mut tokens = proc_macro2::TokenStream::new();
     match item {
         Item::Enum(item) => {
@@ -168,7 +168,7 @@ fn first_tokens_span(item: &Item) -> proc_macro2::Span {
         }
         other => other.to_tokens(&mut tokens),
     }
-    syn::Error::new_spanned(tokens, "").span()
+    tokens
 }
 
 /// The name a user probably meant: the same words spelt differently (`storeMessage`,
