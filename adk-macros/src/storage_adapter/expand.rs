@@ -213,7 +213,6 @@ fn method_helper(
         ::adk::storage::callback::#checker::call(#method_path, #state, #context #(, #arguments)*)
     };
     let tokens = quote! {
-        #[allow(non_snake_case)]
         fn #helper #impl_generics (
             #state: &#adapter_type,
             #context: &::adk::storage::StorageContext
@@ -316,4 +315,70 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::super::CALLBACKS;
+
+    fn expanded(tokens: proc_macro2::TokenStream) -> String {
+        super::super::expand(tokens).to_string()
+    }
+
+    #[test]
+    fn every_storage_adapter_method_is_generated_once() {
+        let output = expanded(quote!(pub struct Store; impl { ..noop }));
+        for callback in &CALLBACKS {
+            let signature = format!("fn {} (", callback.name);
+            assert_eq!(output.matches(&signature).count(), 1, "{}", callback.name);
+        }
+    }
+
+    #[test]
+    fn the_struct_and_a_no_op_impl_are_emitted_next_to_the_errors() {
+        let output = expanded(quote!(
+            /// Kept.
+            #[derive(Clone)]
+            pub struct Store { pool: u32 }
+            impl { store_mesage: store }
+        ));
+        assert!(output.contains("pub struct Store"), "{output}");
+        assert!(output.contains("derive (Clone)"), "{output}");
+        assert!(output.contains("compile_error"), "{output}");
+        assert!(
+            output.contains(":: adk :: storage :: StorageAdapter for Store"),
+            "{output}"
+        );
+    }
+
+    #[test]
+    fn an_item_that_is_not_a_struct_is_emitted_without_an_impl() {
+        let output = expanded(quote!(enum Store { A } impl { ..noop }));
+        assert!(output.contains("enum Store"), "{output}");
+        assert!(!output.contains("StorageAdapter for"), "{output}");
+    }
+
+    #[test]
+    fn untyped_closure_parameters_get_the_callbacks_types_and_the_closure_moves() {
+        let output = expanded(
+            quote!(struct Store; impl { store_message: |ctx, message| async { Ok(()) }, ..noop }),
+        );
+        assert!(output.contains("move | ctx : & '__adk_ctx :: adk :: storage :: StorageContext , message : :: adk :: storage :: callback :: Message |"), "{output}");
+    }
+
+    #[test]
+    fn a_method_entry_is_called_through_a_guarded_free_function() {
+        let output =
+            expanded(quote!(struct Store; impl { fetch_messages: self.fetch_messages, ..noop }));
+        assert!(
+            output.contains("use :: adk :: storage :: callback :: MissingFetchMessagesMethod as _"),
+            "{output}"
+        );
+        assert!(
+            output.contains("FetchMessagesMethod :: call (< Store > :: fetch_messages"),
+            "{output}"
+        );
+    }
 }
