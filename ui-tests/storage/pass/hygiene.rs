@@ -41,7 +41,54 @@ impl<P: ::core::marker::Send + ::core::marker::Sync + 'static> Pooled<P> {
     }
 }
 
+adk::storage_adapter! {
+    /// Bounds in a where-clause reach the generated impl and helpers too.
+    pub struct Bounded<P>
+    where
+        P: ::core::marker::Send + ::core::marker::Sync + 'static,
+    {
+        pool: P,
+    }
+
+    impl {
+        fetch_messages: self.fetch_messages,
+        ..noop
+    }
+}
+
+impl<P> Bounded<P>
+where
+    P: ::core::marker::Send + ::core::marker::Sync + 'static,
+{
+    async fn fetch_messages(
+        &self,
+        _ctx: &adk::storage::StorageContext,
+    ) -> ::core::result::Result<::std::vec::Vec<adk::primitives::Message>, adk::storage::StorageError> {
+        let _ = &self.pool;
+        ::core::result::Result::Ok(::std::vec::Vec::new())
+    }
+}
+
 fn main() {
     fn assert_adapter<T: adk::storage::StorageAdapter>() {}
     assert_adapter::<Pooled<u32>>();
+    assert_adapter::<Bounded<u32>>();
+
+    // Inside a function body too, where items cannot be reached by path from outside.
+    adk::storage_adapter! {
+        struct Local;
+        impl {
+            fetch_messages: self.fetch_messages,
+            ..noop
+        }
+    }
+    impl Local {
+        async fn fetch_messages(
+            &self,
+            _ctx: &adk::storage::StorageContext,
+        ) -> ::core::result::Result<::std::vec::Vec<adk::primitives::Message>, adk::storage::StorageError> {
+            ::core::result::Result::Ok(::std::vec::Vec::new())
+        }
+    }
+    assert_adapter::<Local>();
 }
