@@ -10,11 +10,12 @@ use std::io;
 /// use adk::bytes::{ByteStore, ByteStoreError, FileSpoolStore};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let folder = std::env::temp_dir().join("adk-doc-byte-store-error");
+/// let folder = std::env::temp_dir().join(format!("adk-doc-store-error-{}", std::process::id()));
 /// let store = FileSpoolStore::open(&folder).await.unwrap();
 /// let refused = store.write("../escape", "x".into()).await.unwrap_err();
 /// assert!(matches!(refused, ByteStoreError::InvalidId { .. }));
 /// assert!(refused.to_string().contains("../escape"));
+/// # std::fs::remove_dir_all(&folder).ok();
 /// # });
 /// ```
 #[derive(Debug, thiserror::Error)]

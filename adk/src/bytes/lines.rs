@@ -9,15 +9,6 @@ use futures_util::StreamExt;
 
 use super::ByteStream;
 
-/// The number of lines in `bytes` under the `split('\n')` rule.
-pub(crate) fn count_lines(bytes: &[u8]) -> u64 {
-    if bytes.is_empty() {
-        0
-    } else {
-        bytes.iter().filter(|byte| **byte == b'\n').count() as u64 + 1
-    }
-}
-
 /// Decodes one line. Invalid UTF-8 becomes U+FFFD; a newline byte is ASCII and never part of an
 /// invalid sequence, so decoding line by line yields the same lines as decoding the whole text.
 pub(crate) fn decode_line(bytes: &[u8]) -> String {
@@ -87,13 +78,6 @@ mod tests {
             .map(|part| Ok(Bytes::from_static(part)))
             .collect();
         Box::pin(futures_util::stream::iter(owned))
-    }
-
-    #[test]
-    fn empty_text_has_no_lines_and_a_trailing_newline_adds_an_empty_one() {
-        assert_eq!(count_lines(b""), 0);
-        assert_eq!(count_lines(b"a"), 1);
-        assert_eq!(count_lines(b"a\nb\n"), 3);
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use super::lines::{collect_lines, count_lines, decode_line, for_each_line};
+use super::lines::{collect_lines, decode_line, for_each_line};
 use super::{ByteStoreError, ByteStream, CHUNK_SIZE};
 
 /// A serialisable handle naming where a reader's bytes live: which store and under which id.
@@ -317,9 +317,16 @@ impl MemorySpool {
         })
     }
 
+    fn line_count(&self) -> u64 {
+        if self.bytes.is_empty() {
+            0
+        } else {
+            self.newline_positions().len() as u64 + 1
+        }
+    }
+
     fn line_at(&self, index: u64) -> Option<String> {
-        let line_count = count_lines(&self.bytes);
-        if index >= line_count {
+        if index >= self.line_count() {
             return None;
         }
         let positions = self.newline_positions();
@@ -348,7 +355,7 @@ impl SpoolSource for MemorySpool {
     }
 
     fn line_count(&self) -> BoxFuture<'_, Result<u64, ByteStoreError>> {
-        let count = count_lines(&self.bytes);
+        let count = MemorySpool::line_count(self);
         Box::pin(async move { Ok(count) })
     }
 

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::Timestamp;
+
 /// Which primitive a [`PrimitiveError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -77,7 +79,8 @@ impl fmt::Display for PrimitiveKind {
 /// assert_eq!(error.code(), "E_INVALID_INITIAL_MEMORY_VALUE");
 /// assert!(error.to_string().contains("mem-1"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {kind}{}: `{field}` {rule}", quoted_id(.id.as_deref()))]
 pub struct PrimitiveError {
     kind: PrimitiveKind,
     id: Option<String>,
@@ -126,17 +129,9 @@ impl PrimitiveError {
     }
 }
 
-impl fmt::Display for PrimitiveError {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "invalid {}", self.kind)?;
-        if let Some(id) = &self.id {
-            write!(formatter, " {id:?}")?;
-        }
-        write!(formatter, ": `{}` {}", self.field, self.rule)
-    }
+fn quoted_id(id: Option<&str>) -> String {
+    id.map(|id| format!(" {id:?}")).unwrap_or_default()
 }
-
-impl std::error::Error for PrimitiveError {}
 
 /// Shared checks, so every primitive words the same rule the same way.
 pub(crate) struct Checker {
@@ -176,6 +171,49 @@ impl Checker {
                 field,
                 format!("must be between 0 and 1 inclusive, got {value}"),
             ))
+        }
+    }
+}
+
+/// A timestamp as read from storage, kept even when malformed so the primitive's own
+/// validation can reject it naming the field (a parse error alone would not say which field).
+pub(crate) enum StoredTimestamp {
+    Valid(Timestamp),
+    Invalid(String),
+}
+
+impl From<Timestamp> for StoredTimestamp {
+    fn from(timestamp: Timestamp) -> Self {
+        Self::Valid(timestamp)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StoredTimestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(text) => match text.parse::<Timestamp>() {
+                Ok(timestamp) => Self::Valid(timestamp),
+                Err(error) => Self::Invalid(format!("{text:?} ({error})")),
+            },
+            other => Self::Invalid(other.to_string()),
+        })
+    }
+}
+
+impl Checker {
+    pub(crate) fn timestamp(
+        &self,
+        field: &'static str,
+        stored: StoredTimestamp,
+    ) -> Result<Timestamp, PrimitiveError> {
+        match stored {
+            StoredTimestamp::Valid(timestamp) => Ok(timestamp),
+            StoredTimestamp::Invalid(found) => Err(self.fail(
+                field,
+                format!(
+                    "must be an RFC 3339 timestamp such as \"2026-01-02T03:04:05Z\", got {found}"
+                ),
+            )),
         }
     }
 }

@@ -327,6 +327,41 @@ impl Media {
     pub async fn as_bytes(&self) -> std::io::Result<Bytes> {
         self.reader.read_all().await
     }
+
+    /// Every byte as standard base64 with padding, as model APIs take inline media.
+    ///
+    /// ```
+    /// use adk::bytes::MediaReader;
+    /// use adk::primitives::{Media, MediaKind};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let media = Media::tool_generated(MediaKind::Document, "text/plain", "a.txt",
+    ///                                   MediaReader::from_bytes(&b"hello"[..])).unwrap();
+    /// assert_eq!(media.as_base64().await.unwrap(), "aGVsbG8=");
+    /// # });
+    /// ```
+    pub async fn as_base64(&self) -> std::io::Result<String> {
+        Ok(encode_base64(&self.as_bytes().await?))
+    }
+}
+
+fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let symbol = |index: u32| char::from(ALPHABET[(index & 0x3f) as usize]);
+    let mut encoded = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let [first, second, third] = [0, 1, 2].map(|at| group.get(at).copied().unwrap_or(0));
+        let triple = u32::from(first) << 16 | u32::from(second) << 8 | u32::from(third);
+        encoded.push(symbol(triple >> 18));
+        encoded.push(symbol(triple >> 12));
+        encoded.push(if group.len() > 1 {
+            symbol(triple >> 6)
+        } else {
+            '='
+        });
+        encoded.push(if group.len() > 2 { symbol(triple) } else { '=' });
+    }
+    encoded
 }
 
 fn validate(metadata: &MediaMetadata) -> Result<(), PrimitiveError> {
@@ -382,6 +417,15 @@ mod tests {
 
     fn pixels() -> MediaReader {
         MediaReader::from_bytes(vec![0u8; 4])
+    }
+
+    #[test]
+    fn base64_pads_partial_groups() {
+        assert_eq!(encode_base64(b""), "");
+        assert_eq!(encode_base64(b"f"), "Zg==");
+        assert_eq!(encode_base64(b"fo"), "Zm8=");
+        assert_eq!(encode_base64(b"foo"), "Zm9v");
+        assert_eq!(encode_base64(&[0xff, 0xfe, 0xfd, 0x00]), "//79AA==");
     }
 
     #[test]

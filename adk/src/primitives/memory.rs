@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Checker;
+use super::error::{Checker, StoredTimestamp};
 use super::{PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
 
 /// A durable fact accumulated across turns, such as a user preference.
@@ -42,8 +42,8 @@ impl Memory {
             content: content.into(),
             confidence,
             importance,
-            created_at: now,
-            updated_at: now,
+            created_at: now.into(),
+            updated_at: now.into(),
         })
     }
 
@@ -116,8 +116,8 @@ impl Memory {
             content: self.content,
             confidence: self.confidence,
             importance: self.importance,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            created_at: self.created_at.into(),
+            updated_at: self.updated_at.into(),
         }
     }
 }
@@ -128,8 +128,8 @@ struct MemoryFields {
     content: Tokenizable,
     confidence: f64,
     importance: f64,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
 }
 
 impl TryFrom<MemoryFields> for Memory {
@@ -148,8 +148,8 @@ impl TryFrom<MemoryFields> for Memory {
             content: fields.content,
             confidence: fields.confidence,
             importance: fields.importance,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
         })
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Checker;
+use super::error::{Checker, StoredTimestamp};
 use super::{Identity, Media, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
 
 /// Who wrote a message. Tool results live on [`ToolCall`](super::ToolCall), and operator
@@ -99,9 +99,23 @@ impl Message {
         Self::new(id, Role::Assistant, Some(content.into()), Vec::new())
     }
 
-    /// The same message with other content (`None` is allowed while attachments remain).
-    pub fn with_content(mut self, content: Option<Tokenizable>) -> Result<Self, PrimitiveError> {
-        self.content = content;
+    /// The same message with other content.
+    ///
+    /// ```
+    /// use adk::primitives::Message;
+    /// let edited = Message::user("m-1", "helo")?.with_content("hello")?;
+    /// assert_eq!(edited.content().unwrap().render(), "hello");
+    /// # Ok::<(), adk::primitives::PrimitiveError>(())
+    /// ```
+    pub fn with_content(mut self, content: impl Into<Tokenizable>) -> Result<Self, PrimitiveError> {
+        self.content = Some(content.into());
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The same message without text; refused unless it keeps at least one attachment.
+    pub fn without_content(mut self) -> Result<Self, PrimitiveError> {
+        self.content = None;
         self.validate()?;
         Ok(self)
     }
@@ -198,19 +212,20 @@ struct MessageFields {
     attachments: Vec<Media>,
     #[serde(default)]
     identity: Option<Identity>,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
 }
 
 impl TryFrom<MessageFields> for Message {
     type Error = PrimitiveError;
 
     fn try_from(fields: MessageFields) -> Result<Self, Self::Error> {
+        let check = Checker::new(PrimitiveKind::Message, &fields.id);
         let role = match fields.role.as_str() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             other => {
-                return Err(Checker::new(PrimitiveKind::Message, &fields.id).fail(
+                return Err(check.fail(
                     "role",
                     format!("must be \"user\" or \"assistant\", got {other:?}"),
                 ));
@@ -224,8 +239,8 @@ impl TryFrom<MessageFields> for Message {
             role,
             content: fields.content,
             attachments: fields.attachments,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
         };
         message.validate()?;
         Ok(message)
@@ -275,7 +290,7 @@ mod tests {
     #[test]
     fn removing_content_from_a_message_without_attachments_is_rejected() {
         let message = Message::user("m", "hi").unwrap();
-        assert!(message.with_content(None).is_err());
+        assert_eq!(message.without_content().unwrap_err().field(), "content");
     }
 
     #[test]

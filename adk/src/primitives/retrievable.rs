@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Checker;
-use super::{PrimitiveError, PrimitiveKind, SpooledArtifact, Timestamp, Tokenizable};
+use super::error::{Checker, StoredTimestamp};
+use super::{
+    PrimitiveError, PrimitiveKind, SpooledArtifact, SpooledArtifactHandle, Timestamp, Tokenizable,
+};
 use crate::bytes::ByteStoreError;
 
 /// How far content can be trusted, by where it came from.
@@ -21,13 +23,36 @@ pub enum TrustTier {
 /// The text of a [`Retrievable`]: inline text or a [`SpooledArtifact`] kept in a byte store.
 ///
 /// Serializes as a string for text and as the artifact's handle (an object) otherwise.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum RetrievableContent {
     /// Text held with the record.
     Text(Tokenizable),
     /// Text kept in a byte store.
     Artifact(SpooledArtifact),
+}
+
+impl<'de> Deserialize<'de> for RetrievableContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        // Decided by shape so a broken artifact handle reports its own problem, not a vague
+        // "matched no variant".
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(text) => Ok(Self::Text(Tokenizable::new(text))),
+            value @ serde_json::Value::Object(_) => {
+                serde_json::from_value::<SpooledArtifactHandle>(value)
+                    .map(|handle| Self::Artifact(handle.into()))
+                    .map_err(|error| {
+                        D::Error::custom(format!(
+                            "`content` is not a spooled artifact handle: {error}"
+                        ))
+                    })
+            }
+            other => Err(D::Error::custom(format!(
+                "`content` must be a string or a spooled artifact handle, got {other}"
+            ))),
+        }
+    }
 }
 
 impl From<&str> for RetrievableContent {
@@ -249,14 +274,15 @@ struct RetrievableFields {
     score: Option<f64>,
     #[serde(default)]
     inline: bool,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
 }
 
 impl TryFrom<RetrievableFields> for Retrievable {
     type Error = PrimitiveError;
 
     fn try_from(fields: RetrievableFields) -> Result<Self, Self::Error> {
+        let check = Checker::new(PrimitiveKind::Retrievable, &fields.id);
         Self {
             id: fields.id,
             content: fields.content,
@@ -265,8 +291,8 @@ impl TryFrom<RetrievableFields> for Retrievable {
             kind: fields.kind,
             score: fields.score,
             inline: fields.inline,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
         }
         .validate()
     }
@@ -299,6 +325,17 @@ mod tests {
         }))
         .unwrap_err();
         assert!(error.to_string().contains("trust_tier"), "{error}");
+    }
+
+    #[test]
+    fn a_broken_artifact_handle_is_rejected_naming_content() {
+        let error = serde_json::from_value::<Retrievable>(serde_json::json!({
+            "id": "r", "content": {"byte_length": 3}, "trust_tier": "first-party",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap_err();
+        assert!(error.to_string().contains("`content`"), "{error}");
+        assert!(error.to_string().contains("`id`"), "{error}");
     }
 
     #[tokio::test]

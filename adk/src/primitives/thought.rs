@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Checker;
+use super::error::{Checker, StoredTimestamp};
 use super::{Identity, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
 
 /// A reasoning trace, kept for debugging, auditing or replay to the same vendor.
@@ -50,8 +50,8 @@ impl Thought {
             identity: None,
             payload: None,
             replay_compatibility: None,
-            created_at: now,
-            updated_at: now,
+            created_at: now.into(),
+            updated_at: now.into(),
         })
     }
 
@@ -69,8 +69,8 @@ impl Thought {
             identity: None,
             payload: Some(payload),
             replay_compatibility: Some(replay_compatibility.into()),
-            created_at: now,
-            updated_at: now,
+            created_at: now.into(),
+            updated_at: now.into(),
         })
     }
 
@@ -151,8 +151,8 @@ impl Thought {
             identity: Some(self.identity),
             payload: self.payload,
             replay_compatibility: self.replay_compatibility,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            created_at: self.created_at.into(),
+            updated_at: self.updated_at.into(),
         })
     }
 }
@@ -168,8 +168,8 @@ struct ThoughtFields {
     payload: Option<serde_json::Value>,
     #[serde(default)]
     replay_compatibility: Option<String>,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
 }
 
 impl TryFrom<ThoughtFields> for Thought {
@@ -207,8 +207,8 @@ impl TryFrom<ThoughtFields> for Thought {
                 .unwrap_or_else(|| Identity::for_role("assistant")),
             payload,
             replay_compatibility: fields.replay_compatibility,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
         })
     }
 }

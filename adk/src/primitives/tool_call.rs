@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::error::Checker;
+use super::error::{Checker, StoredTimestamp};
 use super::{Media, PrimitiveError, PrimitiveKind, SpooledArtifact, Timestamp, Tokenizable};
 
 /// What a tool call produced. Lists are homogeneous by construction and must not be empty.
@@ -307,20 +307,18 @@ struct ToolCallFields {
     from_artifact_tool: bool,
     #[serde(default)]
     inline: bool,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
     #[serde(default)]
-    completed_at: Option<Timestamp>,
+    completed_at: Option<StoredTimestamp>,
 }
 
 impl TryFrom<ToolCallFields> for ToolCall {
     type Error = PrimitiveError;
 
     fn try_from(fields: ToolCallFields) -> Result<Self, Self::Error> {
-        let args = object_arguments(
-            &Checker::new(PrimitiveKind::ToolCall, &fields.id),
-            fields.args,
-        )?;
+        let check = Checker::new(PrimitiveKind::ToolCall, &fields.id);
+        let args = object_arguments(&check, fields.args)?;
         Self {
             id: fields.id,
             tool: fields.tool,
@@ -331,9 +329,12 @@ impl TryFrom<ToolCallFields> for ToolCall {
             results: fields.results,
             from_artifact_tool: fields.from_artifact_tool,
             inline: fields.inline,
-            created_at: fields.created_at,
-            updated_at: fields.updated_at,
-            completed_at: fields.completed_at,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
+            completed_at: fields
+                .completed_at
+                .map(|stored| check.timestamp("completed_at", stored))
+                .transpose()?,
         }
         .validate()
     }
