@@ -17,3 +17,10 @@ fn stash_registry() {
     cases.pass("stash_registry/pass/*.rs");
     cases.compile_fail("stash_registry/fail/*.rs");
 }
+
+#[test]
+fn storage_adapter() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("storage/pass/*.rs");
+    cases.compile_fail("storage/fail/*.rs");
+}
