@@ -19,6 +19,7 @@ pub mod bytes;
 pub mod context;
 pub mod dispatch;
 pub mod events;
+pub mod gate;
 pub mod pipeline;
 pub mod primitives;
 pub mod runner;

@@ -302,6 +302,24 @@ impl DispatchContext {
 
 super::storage_methods::storage_methods!(DispatchContext);
 
+impl DispatchContext {
+    /// Opens a gate and waits until it is answered, times out, or the dispatch (or the turn) is aborted; see
+    /// [`crate::gate`]. Emits `TurnGateOpen` (with the handle to answer it) and
+    /// `TurnGateClosed`.
+    pub async fn wait_for<T: serde::de::DeserializeOwned>(
+        &self,
+        request: crate::gate::GateRequest,
+    ) -> Result<T, crate::gate::GateError> {
+        crate::gate::wait_for(
+            request,
+            self.shared.turn_id(),
+            &self.shared.events,
+            self.abort.token(),
+        )
+        .await
+    }
+}
+
 impl PipelineContext for DispatchContext {
     fn is_aborted(&self) -> bool {
         DispatchContext::is_aborted(self)
@@ -318,6 +336,11 @@ impl PipelineContext for DispatchContext {
     }
 
     fn absorb_abort(&mut self, error: BoxError) -> Result<(), BoxError> {
+        // An error returned once the context was aborted (a gate settled by the abort, a
+        // cancelled storage call) is part of the abort, not a failure of its own.
+        if self.is_aborted() {
+            return Ok(());
+        }
         let aborted = error.downcast::<Aborted>()?;
         self.abort(aborted.reason().to_owned());
         Ok(())

@@ -15,4 +15,8 @@ pub use dispatch::{AckSubscription, DispatchContext};
 pub use raw::{InvalidTurnContext, RawTurnContext};
 pub use turn::TurnContext;
 
+/// The cancellation token a caller hands to `RawTurnContext::cancellation` (re-exported from
+/// `tokio-util` so you need no extra dependency).
+pub use tokio_util::sync::CancellationToken;
+
 pub(crate) use dispatch::Signal;

@@ -43,6 +43,8 @@ pub enum ErrorCode {
     TurnGateTimeout,
     /// A turn gate was aborted.
     TurnGateAborted,
+    /// A turn gate was rejected by whoever answered it.
+    TurnGateRejected,
     /// A turn gate resolution did not match the awaited type.
     InvalidTurnGateResolution,
     /// A storage callback failed.
@@ -67,6 +69,7 @@ impl ErrorCode {
             Self::ToolDownstreamError => "E_TOOL_DOWNSTREAM_ERROR",
             Self::TurnGateTimeout => "E_TURN_GATE_TIMEOUT",
             Self::TurnGateAborted => "E_TURN_GATE_ABORTED",
+            Self::TurnGateRejected => "E_TURN_GATE_REJECTED",
             Self::InvalidTurnGateResolution => "E_INVALID_TURN_GATE_RESOLUTION",
             Self::StorageFailed => "E_STORAGE_ERROR",
         }

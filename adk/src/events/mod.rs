@@ -126,6 +126,22 @@ pub enum Event {
         /// Whether it returned an error or panicked.
         is_error: bool,
     },
+    /// A gate opened; answer it through the handle.
+    TurnGateOpen {
+        /// The answering side of the gate.
+        gate: crate::gate::GateHandle,
+    },
+    /// A gate was settled.
+    TurnGateClosed {
+        /// The turn.
+        turn_id: TurnId,
+        /// The gate.
+        gate_id: String,
+        /// How it was settled.
+        result: crate::gate::GateResult,
+        /// When.
+        settled_at: SystemTime,
+    },
     /// A chunk of a streamed message was reported.
     Message(StreamedContent),
     /// A chunk of a streamed thought was reported.
@@ -167,6 +183,8 @@ impl Event {
             Self::IterationEnd { .. } => "iterationEnd",
             Self::ToolExecutionStart { .. } => "toolExecutionStart",
             Self::ToolExecutionEnd { .. } => "toolExecutionEnd",
+            Self::TurnGateOpen { .. } => "turnGateOpen",
+            Self::TurnGateClosed { .. } => "turnGateClosed",
             Self::Message(_) => "message",
             Self::Thought(_) => "thought",
             Self::ToolCall(_) => "toolCall",
@@ -287,6 +305,14 @@ fn mirror_to_tracing(event: &Event) {
             ..
         } => {
             tracing::debug!(target: "adk::events", tool_name, call_id, ?duration, is_error, "tool ended");
+        }
+        Event::TurnGateOpen { gate } => {
+            tracing::info!(target: "adk::events", gate_id = gate.id(), reason = gate.reason(), "turn gate opened");
+        }
+        Event::TurnGateClosed {
+            gate_id, result, ..
+        } => {
+            tracing::info!(target: "adk::events", gate_id, result = result.as_str(), "turn gate closed");
         }
         Event::Message(content) | Event::Thought(content) => {
             tracing::trace!(target: "adk::events", id = content.id, is_complete = content.is_complete, "content chunk");

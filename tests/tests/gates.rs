@@ -1,0 +1,249 @@
+//! Turn gates (spec 3.9): a middleware waits for an answer from outside the turn.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use adk::context::{Aborted, DispatchContext, RawTurnContext, TurnContext};
+use adk::dispatch::executor_fn;
+use adk::events::Event;
+use adk::gate::{GateError, GateRequest, GateResult, ResolveError};
+use adk::pipeline::{BoxError, from_fn};
+use adk::storage::NoopStorage;
+use adk::{TurnOutcome, TurnRunner};
+
+type Answer = Arc<Mutex<Option<Result<bool, GateError>>>>;
+
+/// A runner whose turn_input waits on an approval gate (`bool`) and records what it got; the
+/// listener answers gates with `answer` and records every event name.
+fn runner_with(
+    timeout: Option<Duration>,
+    answer: impl Fn(&adk::gate::GateHandle) + Send + Sync + 'static,
+) -> (TurnRunner, Answer, Arc<Mutex<Vec<String>>>) {
+    let got: Answer = Arc::default();
+    let names: Arc<Mutex<Vec<String>>> = Arc::default();
+    let got_in_middleware = Arc::clone(&got);
+    let names_in_listener = Arc::clone(&names);
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .observe(move |event| {
+            let mut name = event.name().to_owned();
+            match event {
+                Event::TurnGateOpen { gate } => answer(gate),
+                Event::TurnGateClosed { result, .. } => {
+                    name = format!("{name}:{}", result.as_str())
+                }
+                _ => {}
+            }
+            names_in_listener.lock().unwrap().push(name);
+        })
+        .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+            let got = Arc::clone(&got_in_middleware);
+            Box::pin(async move {
+                let mut request = GateRequest::new("approve", "a human must approve")
+                    .payload(serde_json::json!({"amount": 250}));
+                if let Some(timeout) = timeout {
+                    request = request.timeout(timeout);
+                }
+                let answer = ctx.wait_for::<bool>(request).await;
+                *got.lock().unwrap() = Some(answer);
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    (runner, got, names)
+}
+
+async fn run(runner: &TurnRunner) -> TurnOutcome {
+    runner
+        .run(RawTurnContext::new("conversation", "prompt"))
+        .await
+        .expect("valid input")
+}
+
+#[tokio::test]
+async fn a_resolved_gate_returns_the_value_and_reports_resolved() {
+    let (runner, got, names) = runner_with(None, |gate| {
+        assert_eq!(gate.id(), "approve");
+        assert_eq!(gate.payload()["amount"], 250);
+        gate.resolve(true).expect("a bool fits");
+    });
+    let outcome = run(&runner).await;
+    assert!(outcome.is_completed());
+    assert!(matches!(*got.lock().unwrap(), Some(Ok(true))));
+    let names = names.lock().unwrap();
+    assert_eq!(
+        names[..3],
+        ["turnStart", "turnGateOpen", "turnGateClosed:resolved"]
+    );
+}
+
+#[tokio::test]
+async fn a_resolution_of_the_wrong_type_is_refused_and_the_gate_stays_open() {
+    let refused = Arc::new(Mutex::new(None));
+    let refused_in_listener = Arc::clone(&refused);
+    let (runner, got, _) = runner_with(None, move |gate| {
+        let wrong = gate.resolve("yes please");
+        assert!(
+            !gate.is_settled(),
+            "a refused resolution must leave the gate open"
+        );
+        *refused_in_listener.lock().unwrap() = Some(wrong.map_err(|error| error.to_string()));
+        gate.resolve(false).expect("a bool fits");
+    });
+    run(&runner).await;
+    let refused = refused.lock().unwrap().clone().expect("the listener ran");
+    let message = refused.expect_err("a string is not a bool");
+    assert!(message.contains("`bool`"), "{message}");
+    assert!(matches!(*got.lock().unwrap(), Some(Ok(false))));
+}
+
+#[tokio::test]
+async fn a_rejected_gate_returns_the_answerers_error() {
+    let (runner, got, names) = runner_with(None, |gate| {
+        assert!(gate.reject("the reviewer said no"));
+        assert!(
+            !gate.reject("twice"),
+            "a settled gate refuses a second answer"
+        );
+        assert!(matches!(
+            gate.resolve(true),
+            Err(ResolveError::AlreadySettled { .. })
+        ));
+    });
+    run(&runner).await;
+    match &*got.lock().unwrap() {
+        Some(Err(GateError::Rejected { cause, .. })) => {
+            assert_eq!(cause.to_string(), "the reviewer said no");
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert!(
+        names
+            .lock()
+            .unwrap()
+            .contains(&"turnGateClosed:rejected".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn an_unanswered_gate_times_out_with_its_own_error_kind() {
+    let (runner, got, names) = runner_with(Some(Duration::from_millis(20)), |_| {});
+    run(&runner).await;
+    let got = got.lock().unwrap();
+    let error = got
+        .as_ref()
+        .expect("middleware ran")
+        .as_ref()
+        .expect_err("no answer");
+    assert!(matches!(error, GateError::TimedOut { .. }));
+    assert_eq!(error.code().as_str(), "E_TURN_GATE_TIMEOUT");
+    assert!(
+        names
+            .lock()
+            .unwrap()
+            .contains(&"turnGateClosed:timeout".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn an_explicitly_aborted_gate_reports_aborted() {
+    let (runner, got, names) = runner_with(None, |gate| {
+        assert!(gate.abort());
+    });
+    run(&runner).await;
+    let got = got.lock().unwrap();
+    let error = got
+        .as_ref()
+        .expect("middleware ran")
+        .as_ref()
+        .expect_err("aborted");
+    assert_eq!(error.code().as_str(), "E_TURN_GATE_ABORTED");
+    assert!(
+        names
+            .lock()
+            .unwrap()
+            .contains(&"turnGateClosed:aborted".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn aborting_the_turn_settles_an_open_gate_as_aborted() {
+    let token = tokio_util_token();
+    let canceller = token.clone();
+    let (runner, got, names) = runner_with(None, move |_| {
+        // Answer nobody; cancel the turn from another task shortly after.
+        let canceller = canceller.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            canceller.cancel();
+        });
+    });
+    let outcome = runner
+        .run(RawTurnContext::new("conversation", "prompt").cancellation(token))
+        .await
+        .expect("valid input");
+    assert!(matches!(
+        outcome.status,
+        adk::runner::TurnStatus::Aborted(_)
+    ));
+    let got = got.lock().unwrap();
+    assert!(matches!(got.as_ref(), Some(Err(GateError::Aborted { .. }))));
+    let names = names.lock().unwrap();
+    assert!(names.contains(&"turnGateClosed:aborted".to_owned()));
+    assert!(
+        !names.iter().any(|name| name == "error"),
+        "abort emits no error: {names:?}"
+    );
+    assert_eq!(names.last().map(String::as_str), Some("turnEnd"));
+}
+
+#[tokio::test]
+async fn a_gate_opened_before_next_blocks_downstream_middleware_until_answered() {
+    let order = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+    let (first, second) = (Arc::clone(&order), Arc::clone(&order));
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .observe(|event| {
+            if let Event::TurnGateOpen { gate } = event {
+                let gate = gate.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    gate.resolve(()).expect("unit fits");
+                });
+            }
+        })
+        .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+            let order = Arc::clone(&first);
+            Box::pin(async move {
+                ctx.wait_for::<()>(GateRequest::new("g", "wait")).await?;
+                order.lock().unwrap().push("gate answered");
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+            let order = Arc::clone(&second);
+            Box::pin(async move {
+                order.lock().unwrap().push("downstream ran");
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move { Err::<(), BoxError>(Aborted::new("not needed here").into()) })
+        }))
+        .build();
+    run(&runner).await;
+    assert_eq!(*order.lock().unwrap(), ["gate answered", "downstream ran"]);
+}
+
+fn tokio_util_token() -> adk::context::CancellationToken {
+    adk::context::CancellationToken::new()
+}
