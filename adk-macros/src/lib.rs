@@ -6,6 +6,7 @@
 
 use proc_macro::TokenStream;
 
+mod middleware;
 mod stash_key;
 
 /// Declares a typed stash key; see `adk::stash_key!`.
@@ -18,4 +19,11 @@ pub fn stash_key(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn stash_keys(input: TokenStream) -> TokenStream {
     stash_key::stash_keys(input.into()).into()
+}
+
+/// Turns an `async fn(ctx, next) -> Result<(), E>` into middleware for the pipelines it names;
+/// see `adk::middleware`.
+#[proc_macro_attribute]
+pub fn middleware(arguments: TokenStream, item: TokenStream) -> TokenStream {
+    middleware::expand(arguments.into(), item.into()).into()
 }

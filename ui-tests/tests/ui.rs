@@ -10,3 +10,10 @@ fn stash_keys() {
     cases.pass("stash/pass/*.rs");
     cases.compile_fail("stash/fail/*.rs");
 }
+
+#[test]
+fn middleware() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("middleware/pass/*.rs");
+    cases.compile_fail("middleware/fail/*.rs");
+}
