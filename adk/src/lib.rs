@@ -15,6 +15,7 @@
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
 
+pub mod bytes;
 pub mod context;
 pub mod pipeline;
 pub mod primitives;

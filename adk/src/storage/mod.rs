@@ -1,1 +1,40 @@
-//! The storage contract. PLACEHOLDER — issue 3.
+//! Bring your own storage: the contract between adk and whatever persists your agent's records.
+//!
+//! adk persists nothing. This module owns the contract it calls instead:
+//! - [`StorageAdapter`], the 27 callbacks (seven fetches, store / mutate / delete for six
+//!   primitives, two byte conduits);
+//! - [`StorageContext`], the read-only facts each callback receives (conversation, turn,
+//!   identity, cancellation);
+//! - [`StorageError`], the error every callback returns;
+//! - [`NoopStorage`], the canonical no-op adapter to delegate unpersisted primitives to;
+//! - [`SharedStorage`] and [`DynStorageAdapter`], the type-erased form the runner holds;
+//! - [`conformance`], a suite that checks any adapter against the contract.
+//!
+//! The guide, with the full callback table, is `docs/storage.md`, included below.
+//!
+//! ```
+//! use adk::storage::{NoopStorage, SharedStorage, StorageContext};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let storage = SharedStorage::new(NoopStorage::new());
+//! let ctx = StorageContext::new("conversation-1");
+//! assert!(storage.fetch_messages(&ctx).await.unwrap().is_empty());
+//! # });
+//! ```
+#![doc = ""]
+#![doc = include_str!("../../../docs/storage.md")]
+
+mod adapter;
+pub mod conformance;
+mod context;
+mod erased;
+mod error;
+mod noop;
+mod primitive;
+
+pub use adapter::StorageAdapter;
+pub use context::{ConversationId, StorageContext, TurnId};
+pub use erased::{DynStorageAdapter, SharedStorage};
+pub use error::StorageError;
+pub use noop::NoopStorage;
+pub use primitive::Primitive;

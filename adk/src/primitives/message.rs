@@ -1,0 +1,304 @@
+//! [`Message`]: one user or assistant entry of a conversation.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{Checker, StoredTimestamp};
+use super::{Identity, Media, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
+
+/// Who wrote a message. Tool results live on [`ToolCall`](super::ToolCall), and operator
+/// prompts are [`StandingInstruction`](super::StandingInstruction)s, so there is no third role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person talking to the agent.
+    User,
+    /// The agent.
+    Assistant,
+}
+
+impl Role {
+    /// `"user"` or `"assistant"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// One conversation entry: text, attachments, or both.
+///
+/// Rules (checked when built and when deserialized): the id is non-empty; the message has
+/// content or at least one attachment; fixed content is non-empty. Without an explicit
+/// identity, a message belongs to its role (`"user"` / `"assistant"`). Serialization omits
+/// `attachments` when there are none; attachments serialize as metadata only (see [`Media`]).
+///
+/// ```
+/// use adk::primitives::{Identity, Message, Role};
+///
+/// let question = Message::user("m-1", "Hello?")?
+///     .with_identity(Identity::new("user-42", "Alice")?);
+/// assert_eq!(question.identity().identifier(), "user-42");
+///
+/// let answer = Message::assistant("m-2", "Hi Alice.")?;
+/// assert_eq!(answer.role(), Role::Assistant);
+/// assert_eq!(answer.identity().identifier(), "assistant");
+///
+/// assert!(Message::new("m-3", Role::User, None, Vec::new()).is_err());
+/// # Ok::<(), adk::primitives::PrimitiveError>(())
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "MessageFields")]
+pub struct Message {
+    id: String,
+    role: Role,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<Tokenizable>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    attachments: Vec<Media>,
+    identity: Identity,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl Message {
+    /// A message with every part given; created and updated now.
+    pub fn new(
+        id: impl Into<String>,
+        role: Role,
+        content: Option<Tokenizable>,
+        attachments: Vec<Media>,
+    ) -> Result<Self, PrimitiveError> {
+        let now = Timestamp::now();
+        let message = Self {
+            id: id.into(),
+            role,
+            content,
+            attachments,
+            identity: Identity::for_role(role.as_str()),
+            created_at: now,
+            updated_at: now,
+        };
+        message.validate()?;
+        Ok(message)
+    }
+
+    /// A user message with text content.
+    pub fn user(
+        id: impl Into<String>,
+        content: impl Into<Tokenizable>,
+    ) -> Result<Self, PrimitiveError> {
+        Self::new(id, Role::User, Some(content.into()), Vec::new())
+    }
+
+    /// An assistant message with text content.
+    pub fn assistant(
+        id: impl Into<String>,
+        content: impl Into<Tokenizable>,
+    ) -> Result<Self, PrimitiveError> {
+        Self::new(id, Role::Assistant, Some(content.into()), Vec::new())
+    }
+
+    /// The same message with other content (`None` is allowed while attachments remain).
+    pub fn with_content(mut self, content: Option<Tokenizable>) -> Result<Self, PrimitiveError> {
+        self.content = content;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The same message with one more attachment.
+    pub fn with_attachment(mut self, attachment: Media) -> Self {
+        self.attachments.push(attachment);
+        self
+    }
+
+    /// The same message with its attachments replaced.
+    pub fn with_attachments(mut self, attachments: Vec<Media>) -> Result<Self, PrimitiveError> {
+        self.attachments = attachments;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The same message attributed to `identity`.
+    pub fn with_identity(mut self, identity: Identity) -> Self {
+        self.identity = identity;
+        self
+    }
+
+    /// The same message with another creation time.
+    pub fn with_created_at(mut self, created_at: Timestamp) -> Self {
+        self.created_at = created_at;
+        self
+    }
+
+    /// The same message with another update time.
+    pub fn with_updated_at(mut self, updated_at: Timestamp) -> Self {
+        self.updated_at = updated_at;
+        self
+    }
+
+    /// The caller-chosen id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Who wrote it.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Its text, if any.
+    pub fn content(&self) -> Option<&Tokenizable> {
+        self.content.as_ref()
+    }
+
+    /// Its attachments, in order.
+    pub fn attachments(&self) -> &[Media] {
+        &self.attachments
+    }
+
+    /// Who it belongs to.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// When it was created.
+    pub fn created_at(&self) -> Timestamp {
+        self.created_at
+    }
+
+    /// When it was last changed.
+    pub fn updated_at(&self) -> Timestamp {
+        self.updated_at
+    }
+
+    fn validate(&self) -> Result<(), PrimitiveError> {
+        let check = Checker::new(PrimitiveKind::Message, &self.id);
+        check.non_empty("id", &self.id)?;
+        match &self.content {
+            Some(content) if content.is_empty_static() => {
+                Err(check.fail("content", "must not be empty when given"))
+            }
+            None if self.attachments.is_empty() => Err(check.fail(
+                "content",
+                "is required: a message needs content or at least one attachment",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct MessageFields {
+    id: String,
+    role: String,
+    #[serde(default)]
+    content: Option<Tokenizable>,
+    #[serde(default)]
+    attachments: Vec<Media>,
+    #[serde(default)]
+    identity: Option<Identity>,
+    created_at: StoredTimestamp,
+    updated_at: StoredTimestamp,
+}
+
+impl TryFrom<MessageFields> for Message {
+    type Error = PrimitiveError;
+
+    fn try_from(fields: MessageFields) -> Result<Self, Self::Error> {
+        let check = Checker::new(PrimitiveKind::Message, &fields.id);
+        let role = match fields.role.as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => {
+                return Err(check.fail(
+                    "role",
+                    format!("must be \"user\" or \"assistant\", got {other:?}"),
+                ));
+            }
+        };
+        let message = Self {
+            identity: fields
+                .identity
+                .unwrap_or_else(|| Identity::for_role(role.as_str())),
+            id: fields.id,
+            role,
+            content: fields.content,
+            attachments: fields.attachments,
+            created_at: check.timestamp("created_at", fields.created_at)?,
+            updated_at: check.timestamp("updated_at", fields.updated_at)?,
+        };
+        message.validate()?;
+        Ok(message)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+mod tests {
+    use super::*;
+    use crate::bytes::MediaReader;
+    use crate::primitives::MediaKind;
+
+    fn photo() -> Media {
+        Media::user_attachment(
+            MediaKind::Image,
+            "image/png",
+            "a.png",
+            MediaReader::from_bytes(vec![1u8]),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn message_without_content_or_attachments_is_rejected() {
+        let error = Message::new("m", Role::User, None, Vec::new()).unwrap_err();
+        assert_eq!(error.field(), "content");
+        assert_eq!(error.code(), "E_INVALID_INITIAL_MESSAGE_VALUE");
+    }
+
+    #[test]
+    fn message_with_only_attachments_is_accepted() {
+        let message = Message::new("m", Role::User, None, vec![photo()]).unwrap();
+        assert_eq!(message.attachments().len(), 1);
+    }
+
+    #[test]
+    fn message_with_empty_id_is_rejected() {
+        assert_eq!(Message::user("", "hi").unwrap_err().field(), "id");
+    }
+
+    #[test]
+    fn message_with_empty_text_is_rejected() {
+        assert_eq!(Message::user("m", "").unwrap_err().field(), "content");
+    }
+
+    #[test]
+    fn removing_content_from_a_message_without_attachments_is_rejected() {
+        let message = Message::user("m", "hi").unwrap();
+        assert!(message.with_content(None).is_err());
+    }
+
+    #[test]
+    fn default_identity_is_the_role() {
+        let message = Message::user("m", "hi").unwrap();
+        assert_eq!(message.identity().identifier(), "user");
+        assert_eq!(message.identity().representation().render(), "user");
+    }
+
+    #[test]
+    fn system_role_is_rejected_on_deserialization() {
+        let error = serde_json::from_value::<Message>(serde_json::json!({
+            "id": "m", "role": "system", "content": "x",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap_err();
+        assert!(error.to_string().contains("`role`"), "{error}");
+    }
+
+    #[test]
+    fn empty_attachments_are_omitted_when_serialized() {
+        let json = serde_json::to_value(Message::user("m", "hi").unwrap()).unwrap();
+        assert!(json.get("attachments").is_none());
+    }
+}

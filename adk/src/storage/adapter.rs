@@ -1,0 +1,489 @@
+//! The storage contract: the 27 callbacks through which adk persists, and reads back, the six
+//! primitives and the bytes behind media and large retrievables.
+
+use std::future::Future;
+
+use super::context::StorageContext;
+use super::error::StorageError;
+use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use crate::primitives::{
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
+};
+
+/// Your storage layer: adk persists nothing itself and calls these 27 methods instead.
+///
+/// There are three families:
+/// - seven fetches (`fetch_*`, `refresh_standing_instructions`), never called by the runner on
+///   its own — middleware calls them to load history into a turn;
+/// - eighteen store / mutate / delete callbacks, three for each of the six primitives, called
+///   when middleware, the executor or a tool changes a record. Store creates a record, mutate
+///   replaces the record with the same id (keeping its place), delete removes it. Standing
+///   instructions have no id and are identified by value, so their delete receives the value;
+/// - two byte conduits, [`store_media_bytes`](Self::store_media_bytes) and
+///   [`store_retrievable_bytes`](Self::store_retrievable_bytes), which persist bytes and hand
+///   back a reader over them.
+///
+/// Every method may be a legal no-op (fetches return an empty list, writes do nothing), but a
+/// no-op must be written down: leaving one out is rustc's "not all trait items implemented"
+/// error. [`NoopStorage`](super::NoopStorage) is the canonical all-no-op adapter, with honest
+/// in-memory byte conduits, to delegate to. Whatever a method returns reaches the caller: an
+/// error is never swallowed.
+///
+/// Methods return `impl Future + Send`, so an implementation may simply write `async fn`.
+/// The runner holds the adapter as a [`SharedStorage`](super::SharedStorage).
+///
+/// [`conformance`](super::conformance) checks an implementation against this contract.
+///
+/// # Example
+///
+/// The minimum viable set-up keeps messages and tool calls and deliberately drops the rest:
+///
+/// ```
+/// use std::sync::Mutex;
+///
+/// use adk::bytes::{ConduitBytes, MediaReader, SpoolReader};
+/// use adk::primitives::{
+///     Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
+/// };
+/// use adk::storage::{NoopStorage, Primitive, StorageAdapter, StorageContext, StorageError};
+///
+/// /// Keeps one conversation's messages and tool calls in memory.
+/// #[derive(Default)]
+/// struct ChatStorage {
+///     messages: Mutex<Vec<Message>>,
+///     tool_calls: Mutex<Vec<ToolCall>>,
+///     bytes: NoopStorage,
+/// }
+///
+/// fn poisoned<T>(_: T) -> StorageError {
+///     StorageError::backend("a previous storage call panicked while holding the lock")
+/// }
+///
+/// impl StorageAdapter for ChatStorage {
+///     async fn fetch_memories(&self, _ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+///         Ok(Vec::new())
+///     }
+///     async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+///         Ok(self.messages.lock().map_err(poisoned)?.clone())
+///     }
+///     async fn fetch_thoughts(&self, _ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+///         Ok(Vec::new())
+///     }
+///     async fn fetch_tool_calls(&self, _ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+///         Ok(self.tool_calls.lock().map_err(poisoned)?.clone())
+///     }
+///     async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+///         Ok(Vec::new())
+///     }
+///     async fn fetch_retrievables(&self, _ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError> {
+///         Ok(Vec::new())
+///     }
+///     async fn refresh_standing_instructions(
+///         &self,
+///         _ctx: &StorageContext,
+///     ) -> Result<Vec<StandingInstruction>, StorageError> {
+///         Ok(Vec::new())
+///     }
+///     async fn store_memory(&self, _ctx: &StorageContext, _memory: Memory) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn mutate_memory(&self, _ctx: &StorageContext, _memory: Memory) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn delete_memory(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn store_message(&self, _ctx: &StorageContext, message: Message) -> Result<(), StorageError> {
+///         self.messages.lock().map_err(poisoned)?.push(message);
+///         Ok(())
+///     }
+///     async fn mutate_message(&self, _ctx: &StorageContext, message: Message) -> Result<(), StorageError> {
+///         let mut messages = self.messages.lock().map_err(poisoned)?;
+///         match messages.iter_mut().find(|stored| stored.id() == message.id()) {
+///             Some(stored) => {
+///                 *stored = message;
+///                 Ok(())
+///             }
+///             None => Err(StorageError::NotFound {
+///                 kind: Primitive::Messages,
+///                 id: message.id().to_owned(),
+///             }),
+///         }
+///     }
+///     async fn delete_message(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+///         self.messages.lock().map_err(poisoned)?.retain(|stored| stored.id() != id);
+///         Ok(())
+///     }
+///     async fn store_thought(&self, _ctx: &StorageContext, _thought: Thought) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn mutate_thought(&self, _ctx: &StorageContext, _thought: Thought) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn delete_thought(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn store_tool_call(&self, _ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError> {
+///         self.tool_calls.lock().map_err(poisoned)?.push(tool_call);
+///         Ok(())
+///     }
+///     async fn mutate_tool_call(&self, _ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError> {
+///         let mut tool_calls = self.tool_calls.lock().map_err(poisoned)?;
+///         match tool_calls.iter_mut().find(|stored| stored.id() == tool_call.id()) {
+///             Some(stored) => {
+///                 *stored = tool_call;
+///                 Ok(())
+///             }
+///             None => Err(StorageError::NotFound {
+///                 kind: Primitive::ToolCalls,
+///                 id: tool_call.id().to_owned(),
+///             }),
+///         }
+///     }
+///     async fn delete_tool_call(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+///         self.tool_calls.lock().map_err(poisoned)?.retain(|stored| stored.id() != id);
+///         Ok(())
+///     }
+///     async fn store_retrievable(&self, _ctx: &StorageContext, _retrievable: Retrievable) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn mutate_retrievable(&self, _ctx: &StorageContext, _retrievable: Retrievable) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn delete_retrievable(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn store_standing_instruction(
+///         &self,
+///         _ctx: &StorageContext,
+///         _instruction: StandingInstruction,
+///     ) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn mutate_standing_instruction(
+///         &self,
+///         _ctx: &StorageContext,
+///         _instruction: StandingInstruction,
+///     ) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn delete_standing_instruction(
+///         &self,
+///         _ctx: &StorageContext,
+///         _instruction: StandingInstruction,
+///     ) -> Result<(), StorageError> {
+///         Ok(())
+///     }
+///     async fn store_media_bytes(
+///         &self,
+///         ctx: &StorageContext,
+///         id: String,
+///         bytes: ConduitBytes,
+///     ) -> Result<MediaReader, StorageError> {
+///         self.bytes.store_media_bytes(ctx, id, bytes).await
+///     }
+///     async fn store_retrievable_bytes(
+///         &self,
+///         ctx: &StorageContext,
+///         id: String,
+///         bytes: ConduitBytes,
+///     ) -> Result<SpoolReader, StorageError> {
+///         self.bytes.store_retrievable_bytes(ctx, id, bytes).await
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let storage = ChatStorage::default();
+/// let ctx = StorageContext::new("conversation-1");
+/// assert!(storage.fetch_messages(&ctx).await.unwrap().is_empty());
+/// let reader = storage.store_retrievable_bytes(&ctx, "doc-1".into(), "a\nb".into()).await.unwrap();
+/// assert_eq!(reader.line_count().await.unwrap(), 2);
+/// # });
+/// ```
+pub trait StorageAdapter: Send + Sync + 'static {
+    /// Returns this conversation's memories, oldest first (in the order they were stored).
+    ///
+    /// Never called by the runner on its own: a turn starts with no memories loaded, and turn-input
+    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// does not persist memories returns an empty list.
+    fn fetch_memories(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Memory>, StorageError>> + Send;
+
+    /// Returns this conversation's messages, oldest first (in the order they were stored).
+    ///
+    /// Never called by the runner on its own: a turn starts with no messages loaded, and turn-input
+    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// does not persist messages returns an empty list.
+    fn fetch_messages(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Message>, StorageError>> + Send;
+
+    /// Returns this conversation's thoughts, oldest first (in the order they were stored).
+    ///
+    /// Never called by the runner on its own: a turn starts with no thoughts loaded, and turn-input
+    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// does not persist thoughts returns an empty list.
+    fn fetch_thoughts(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Thought>, StorageError>> + Send;
+
+    /// Returns this conversation's tool calls, oldest first (in the order they were stored).
+    ///
+    /// Never called by the runner on its own: a turn starts with no tool calls loaded, and turn-input
+    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// does not persist tool calls returns an empty list.
+    fn fetch_tool_calls(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<ToolCall>, StorageError>> + Send;
+
+    /// Returns extra tools the model may use in this turn, on top of those given to the runner.
+    ///
+    /// Not one of the persisted primitives: a [`Tool`] holds a handler and is never serialized, so an
+    /// adapter builds tools (for example from per-tenant configuration) rather than storing them.
+    /// Never called by the runner on its own. An adapter with no extra tools returns an empty list.
+    fn fetch_tools(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Tool>, StorageError>> + Send;
+
+    /// Returns this conversation's retrievables, oldest first (in the order they were stored).
+    ///
+    /// Never called by the runner on its own: a turn starts with no retrievables loaded, and turn-input
+    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// does not persist retrievables returns an empty list.
+    fn fetch_retrievables(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Retrievable>, StorageError>> + Send;
+
+    /// Returns this conversation's current standing instructions, in the order they were stored.
+    ///
+    /// Never called by the runner on its own: a turn's instructions are seeded from the raw turn
+    /// input, and middleware calls this when it wants the stored ones. An adapter that does not
+    /// persist standing instructions returns an empty list.
+    fn refresh_standing_instructions(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<StandingInstruction>, StorageError>> + Send;
+
+    /// Persists a new memory; a later fetch returns it after every memory stored before it.
+    ///
+    /// Called as soon as middleware, the executor or a tool stores a memory on the turn context. A
+    /// store made inside a dispatch is queued and reaches this callback only after that iteration
+    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    fn store_memory(
+        &self,
+        ctx: &StorageContext,
+        memory: Memory,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Replaces the stored memory that has the same id with `memory`, keeping its place in fetch order.
+    ///
+    /// adk hands over exactly the updated value its caller passed, with no diff or patch format:
+    /// any merging happened before the call. Never called by the runner on its own.
+    /// An adapter may return [`StorageError::NotFound`] when no memory has this id.
+    fn mutate_memory(
+        &self,
+        ctx: &StorageContext,
+        memory: Memory,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Removes the memory with this id, so later fetches no longer return it.
+    ///
+    /// Called only when middleware, the executor or a tool deletes a memory explicitly.
+    fn delete_memory(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Persists a new message; a later fetch returns it after every message stored before it.
+    ///
+    /// Called as soon as middleware, the executor or a tool stores a message on the turn context. A
+    /// store made inside a dispatch is queued and reaches this callback only after that iteration
+    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    fn store_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Replaces the stored message that has the same id with `message`, keeping its place in fetch order.
+    ///
+    /// adk hands over exactly the updated value its caller passed, with no diff or patch format:
+    /// any merging happened before the call. Never called by the runner on its own.
+    /// An adapter may return [`StorageError::NotFound`] when no message has this id.
+    fn mutate_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Removes the message with this id, so later fetches no longer return it.
+    ///
+    /// Called only when middleware, the executor or a tool deletes a message explicitly.
+    fn delete_message(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Persists a new thought; a later fetch returns it after every thought stored before it.
+    ///
+    /// Called as soon as middleware, the executor or a tool stores a thought on the turn context. A
+    /// store made inside a dispatch is queued and reaches this callback only after that iteration
+    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    fn store_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Replaces the stored thought that has the same id with `thought`, keeping its place in fetch order.
+    ///
+    /// adk hands over exactly the updated value its caller passed, with no diff or patch format:
+    /// any merging happened before the call. Never called by the runner on its own.
+    /// An adapter may return [`StorageError::NotFound`] when no thought has this id.
+    fn mutate_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Removes the thought with this id, so later fetches no longer return it.
+    ///
+    /// Called only when middleware, the executor or a tool deletes a thought explicitly.
+    fn delete_thought(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Persists a new tool call; a later fetch returns it after every tool call stored before it.
+    ///
+    /// Called as soon as middleware, the executor or a tool stores a tool call on the turn context. A
+    /// store made inside a dispatch is queued and reaches this callback only after that iteration
+    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    fn store_tool_call(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Replaces the stored tool call that has the same id with `tool_call`, keeping its place in fetch order.
+    ///
+    /// adk hands over exactly the updated value its caller passed, with no diff or patch format:
+    /// any merging happened before the call. Never called by the runner on its own. For example the executor
+    /// records a tool's results by mutating the pending tool call it stored earlier.
+    /// An adapter may return [`StorageError::NotFound`] when no tool call has this id.
+    fn mutate_tool_call(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Removes the tool call with this id, so later fetches no longer return it.
+    ///
+    /// Called only when middleware, the executor or a tool deletes a tool call explicitly.
+    fn delete_tool_call(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Persists a new retrievable; a later fetch returns it after every retrievable stored before it.
+    ///
+    /// Called as soon as middleware, the executor or a tool stores a retrievable on the turn context. A
+    /// store made inside a dispatch is queued and reaches this callback only after that iteration
+    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    ///
+    /// A retrievable whose content is static text and that is not marked inline arrives here with
+    /// its text already spooled through [`store_retrievable_bytes`](Self::store_retrievable_bytes).
+    fn store_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Replaces the stored retrievable that has the same id with `retrievable`, keeping its place in fetch order.
+    ///
+    /// adk hands over exactly the updated value its caller passed, with no diff or patch format:
+    /// any merging happened before the call. Never called by the runner on its own.
+    /// An adapter may return [`StorageError::NotFound`] when no retrievable has this id.
+    fn mutate_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Removes the retrievable with this id, so later fetches no longer return it.
+    ///
+    /// Called only when middleware, the executor or a tool deletes a retrievable explicitly.
+    fn delete_retrievable(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Persists a new standing instruction; a later refresh returns it after those stored before it.
+    ///
+    /// Standing instructions have no id: they are identified by their value.
+    fn store_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Replaces the stored standing instruction equal to `instruction`, keeping its place in order.
+    ///
+    /// Standing instructions are identified by value, so this is called after an instruction's
+    /// dynamic value changed; storing the same value again must not produce a second copy. Never
+    /// called by the runner on its own.
+    fn mutate_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Removes the stored standing instruction equal to `instruction`.
+    ///
+    /// Unlike the other deletes this receives the instruction itself, not an id, because standing
+    /// instructions have no id. Called only on an explicit delete.
+    fn delete_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Persists media bytes under `id` and returns a reader that streams them back.
+    ///
+    /// A tool or executor that produces media calls this, builds a
+    /// [`Media`](crate::primitives::Media) from the returned reader, then stores the message or tool
+    /// call that owns it; the bytes alone are invisible to the framework. This is not a mutation:
+    /// it adds nothing to the turn's records and emits no event. Writing again under the same id
+    /// replaces the bytes. Stream input should be written as it arrives, not collected whole.
+    fn store_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> impl Future<Output = Result<MediaReader, StorageError>> + Send;
+
+    /// Persists large text (typically extracted for retrieval) under `id` and returns a line-addressable reader over it.
+    ///
+    /// The caller wraps the reader in a [`SpooledArtifact`](crate::primitives::SpooledArtifact) and
+    /// stores the [`Retrievable`] that owns it; storing a retrievable with static, non-inline text
+    /// calls this automatically. Not a mutation. Writing again under the same id replaces the bytes;
+    /// stream input should be written as it arrives, not collected whole.
+    fn store_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> impl Future<Output = Result<SpoolReader, StorageError>> + Send;
+}

@@ -1,0 +1,326 @@
+//! [`NoopStorage`]: the adapter that persists no primitive but keeps the bytes it is given.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::bytes::{ByteStore, ConduitBytes, InMemorySpoolStore, MediaReader, SpoolReader};
+use crate::primitives::{
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
+};
+
+use super::adapter::StorageAdapter;
+use super::context::StorageContext;
+use super::error::StorageError;
+
+/// The canonical no-op adapter: every fetch returns an empty list and every store, mutate and
+/// delete succeeds without keeping anything.
+///
+/// The two byte conduits are the exception, because they must return a reader: they keep the
+/// bytes in memory, in one store per `NoopStorage` value that every clone shares and that lives
+/// as long as the value does, so bytes written under an id can be read back later by that id.
+/// Delegate to it for the primitives you choose not to persist:
+///
+/// ```
+/// use adk::bytes::ByteStore;
+/// use adk::storage::{NoopStorage, StorageAdapter, StorageContext};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let storage = NoopStorage::new();
+/// let ctx = StorageContext::new("conversation-1");
+///
+/// assert!(storage.fetch_messages(&ctx).await.unwrap().is_empty());
+///
+/// storage.store_retrievable_bytes(&ctx, "report".into(), "line one\nline two".into()).await.unwrap();
+/// let kept = storage.clone().retrievable_bytes().read("report").await.unwrap().unwrap();
+/// assert_eq!(kept.line(1).await.unwrap().as_deref(), Some("line two"));
+/// # });
+/// ```
+// One store for the lifetime of the value, never one per call: a store created inside the
+// conduit would hand back a reader that works once while nothing stays retrievable under the
+// id — fake persistence that still type-checks, which is what the byte-conduit contract exists
+// to prevent.
+#[derive(Clone, Debug, Default)]
+pub struct NoopStorage {
+    conduits: Arc<Conduits>,
+}
+
+#[derive(Debug, Default)]
+struct Conduits {
+    retrievable_bytes: InMemorySpoolStore,
+    media_bytes: InMemorySpoolStore,
+}
+
+impl NoopStorage {
+    /// A no-op adapter with its own, empty byte stores.
+    ///
+    /// ```
+    /// let storage = adk::storage::NoopStorage::new();
+    /// assert!(storage.retrievable_bytes().is_empty());
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process-wide instance that `storage_adapter!`'s `..noop` delegates to.
+    ///
+    /// Its byte stores live as long as the process: bytes written through it are kept in memory
+    /// until the process exits. An adapter that writes many or large media or retrievable bytes
+    /// should implement the two conduits over a real [`ByteStore`] instead.
+    ///
+    /// ```
+    /// use adk::storage::NoopStorage;
+    ///
+    /// let first = NoopStorage::shared();
+    /// let second = NoopStorage::shared();
+    /// assert!(first.shares_bytes_with(second));
+    /// ```
+    #[must_use]
+    pub fn shared() -> &'static NoopStorage {
+        static SHARED: OnceLock<NoopStorage> = OnceLock::new();
+        SHARED.get_or_init(NoopStorage::new)
+    }
+
+    /// The store behind [`store_retrievable_bytes`](StorageAdapter::store_retrievable_bytes),
+    /// to read back or remove what was written.
+    ///
+    /// ```
+    /// let storage = adk::storage::NoopStorage::new();
+    /// assert_eq!(storage.retrievable_bytes().len(), 0);
+    /// ```
+    #[must_use]
+    pub fn retrievable_bytes(&self) -> &InMemorySpoolStore {
+        &self.conduits.retrievable_bytes
+    }
+
+    /// The store behind [`store_media_bytes`](StorageAdapter::store_media_bytes). It holds raw
+    /// bytes; [`media_reader`](Self::media_reader) wraps them back into a [`MediaReader`].
+    ///
+    /// ```
+    /// let storage = adk::storage::NoopStorage::new();
+    /// assert!(storage.media_bytes().is_empty());
+    /// ```
+    #[must_use]
+    pub fn media_bytes(&self) -> &InMemorySpoolStore {
+        &self.conduits.media_bytes
+    }
+
+    /// A reader over the media bytes last written under `id`, or `None` if nothing was.
+    ///
+    /// ```
+    /// use adk::storage::{NoopStorage, StorageAdapter, StorageContext};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let storage = NoopStorage::new();
+    /// let ctx = StorageContext::new("c");
+    /// storage.store_media_bytes(&ctx, "photo".into(), vec![0xff, 0xd8].into()).await.unwrap();
+    /// let reader = storage.media_reader("photo").await.unwrap().unwrap();
+    /// assert_eq!(&reader.read_all().await.unwrap()[..], &[0xff, 0xd8]);
+    /// assert!(storage.media_reader("missing").await.unwrap().is_none());
+    /// # });
+    /// ```
+    pub async fn media_reader(&self, id: &str) -> Result<Option<MediaReader>, StorageError> {
+        let stored = self.conduits.media_bytes.read(id).await?;
+        Ok(stored.map(MediaReader::from_spool))
+    }
+
+    /// Whether `self` and `other` write to the same byte stores (they are clones of one value).
+    ///
+    /// ```
+    /// use adk::storage::NoopStorage;
+    ///
+    /// let storage = NoopStorage::new();
+    /// assert!(storage.shares_bytes_with(&storage.clone()));
+    /// assert!(!storage.shares_bytes_with(&NoopStorage::new()));
+    /// ```
+    #[must_use]
+    pub fn shares_bytes_with(&self, other: &NoopStorage) -> bool {
+        Arc::ptr_eq(&self.conduits, &other.conduits)
+    }
+}
+
+impl StorageAdapter for NoopStorage {
+    async fn fetch_memories(&self, _ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn fetch_thoughts(&self, _ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn fetch_tool_calls(&self, _ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn fetch_retrievables(
+        &self,
+        _ctx: &StorageContext,
+    ) -> Result<Vec<Retrievable>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn refresh_standing_instructions(
+        &self,
+        _ctx: &StorageContext,
+    ) -> Result<Vec<StandingInstruction>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    async fn store_memory(
+        &self,
+        _ctx: &StorageContext,
+        _memory: Memory,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn mutate_memory(
+        &self,
+        _ctx: &StorageContext,
+        _memory: Memory,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn delete_memory(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn store_message(
+        &self,
+        _ctx: &StorageContext,
+        _message: Message,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn mutate_message(
+        &self,
+        _ctx: &StorageContext,
+        _message: Message,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn delete_message(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn store_thought(
+        &self,
+        _ctx: &StorageContext,
+        _thought: Thought,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn mutate_thought(
+        &self,
+        _ctx: &StorageContext,
+        _thought: Thought,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn delete_thought(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn store_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        _tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn mutate_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        _tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn delete_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        _id: String,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn store_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        _retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn mutate_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        _retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn delete_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        _id: String,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn store_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        _instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn mutate_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        _instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn delete_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        _instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    async fn store_media_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<MediaReader, StorageError> {
+        let stored = self.conduits.media_bytes.write(&id, bytes).await?;
+        Ok(MediaReader::from_spool(stored))
+    }
+
+    async fn store_retrievable_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        Ok(self.conduits.retrievable_bytes.write(&id, bytes).await?)
+    }
+}

@@ -1,0 +1,1001 @@
+//! The storage contract: what any adapter must do, checked through the conformance suite, the
+//! no-op adapter, the erased handle the runner holds, and bytes streamed through both conduits.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use adk::bytes::{
+    ByteStore, ConduitBytes, FileSpoolStore, InMemorySpoolStore, MediaReader, SpoolReader,
+};
+use adk::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall};
+use adk::storage::conformance::{Conformance, Step, Subject};
+use adk::storage::{
+    NoopStorage, Primitive, SharedStorage, StorageAdapter, StorageContext, StorageError, TurnId,
+};
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+// ---------------------------------------------------------------------------------------------
+// A hand-written adapter that persists everything in memory, with switchable faults so the
+// conformance suite can be shown to catch each kind of mistake.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    None,
+    MutateAppends,
+    MutateKeepsOldValue,
+    FetchReversed,
+    DeleteIgnored,
+    RewriteKeepsFirstBytes,
+    StoreFails,
+}
+
+#[derive(Default)]
+struct Records {
+    memories: Vec<Memory>,
+    messages: Vec<Message>,
+    thoughts: Vec<Thought>,
+    tool_calls: Vec<ToolCall>,
+    retrievables: Vec<Retrievable>,
+    instructions: Vec<StandingInstruction>,
+}
+
+struct InMemoryStorage {
+    records: Mutex<Records>,
+    retrievable_bytes: InMemorySpoolStore,
+    media_bytes: InMemorySpoolStore,
+    fault: Fault,
+}
+
+impl InMemoryStorage {
+    fn new() -> Self {
+        Self::with_fault(Fault::None)
+    }
+
+    fn with_fault(fault: Fault) -> Self {
+        Self {
+            records: Mutex::new(Records::default()),
+            retrievable_bytes: InMemorySpoolStore::new(),
+            media_bytes: InMemorySpoolStore::new(),
+            fault,
+        }
+    }
+
+    fn records(&self) -> Result<MutexGuard<'_, Records>, StorageError> {
+        self.records
+            .lock()
+            .map_err(|_| StorageError::backend("the records lock was poisoned"))
+    }
+
+    fn fetch<T: Clone>(&self, list: &[T]) -> Vec<T> {
+        let mut fetched = list.to_vec();
+        if self.fault == Fault::FetchReversed {
+            fetched.reverse();
+        }
+        fetched
+    }
+
+    fn store<T>(&self, list: &mut Vec<T>, record: T) -> Result<(), StorageError> {
+        if self.fault == Fault::StoreFails {
+            return Err(StorageError::backend("disk full"));
+        }
+        list.push(record);
+        Ok(())
+    }
+
+    fn mutate<T>(
+        &self,
+        list: &mut Vec<T>,
+        record: T,
+        same: impl Fn(&T, &T) -> bool,
+        kind: Primitive,
+        id: String,
+    ) -> Result<(), StorageError> {
+        if self.fault == Fault::MutateAppends {
+            list.push(record);
+            return Ok(());
+        }
+        match list.iter_mut().find(|stored| same(stored, &record)) {
+            Some(stored) => {
+                if self.fault != Fault::MutateKeepsOldValue {
+                    *stored = record;
+                }
+                Ok(())
+            }
+            None => Err(StorageError::NotFound { kind, id }),
+        }
+    }
+
+    fn delete<T>(&self, list: &mut Vec<T>, matches: impl Fn(&T) -> bool) {
+        if self.fault != Fault::DeleteIgnored {
+            list.retain(|stored| !matches(stored));
+        }
+    }
+
+    async fn write_bytes(
+        &self,
+        store: &InMemorySpoolStore,
+        id: &str,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        if self.fault == Fault::RewriteKeepsFirstBytes
+            && let Some(first) = store.read(id).await?
+        {
+            return Ok(first);
+        }
+        Ok(store.write(id, bytes).await?)
+    }
+}
+
+impl StorageAdapter for InMemoryStorage {
+    async fn fetch_memories(&self, _ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        Ok(self.fetch(&self.records()?.memories))
+    }
+    async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        Ok(self.fetch(&self.records()?.messages))
+    }
+    async fn fetch_thoughts(&self, _ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        Ok(self.fetch(&self.records()?.thoughts))
+    }
+    async fn fetch_tool_calls(&self, _ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        Ok(self.fetch(&self.records()?.tool_calls))
+    }
+    async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+        Ok(Vec::new())
+    }
+    async fn fetch_retrievables(
+        &self,
+        _ctx: &StorageContext,
+    ) -> Result<Vec<Retrievable>, StorageError> {
+        Ok(self.fetch(&self.records()?.retrievables))
+    }
+    async fn refresh_standing_instructions(
+        &self,
+        _ctx: &StorageContext,
+    ) -> Result<Vec<StandingInstruction>, StorageError> {
+        Ok(self.fetch(&self.records()?.instructions))
+    }
+    async fn store_memory(
+        &self,
+        _ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        self.store(&mut self.records()?.memories, memory)
+    }
+    async fn mutate_memory(
+        &self,
+        _ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        let id = memory.id().to_owned();
+        let same = |a: &Memory, b: &Memory| a.id() == b.id();
+        self.mutate(
+            &mut self.records()?.memories,
+            memory,
+            same,
+            Primitive::Memories,
+            id,
+        )
+    }
+    async fn delete_memory(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete(&mut self.records()?.memories, |stored| stored.id() == id);
+        Ok(())
+    }
+    async fn store_message(
+        &self,
+        _ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.store(&mut self.records()?.messages, message)
+    }
+    async fn mutate_message(
+        &self,
+        _ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        let id = message.id().to_owned();
+        let same = |a: &Message, b: &Message| a.id() == b.id();
+        self.mutate(
+            &mut self.records()?.messages,
+            message,
+            same,
+            Primitive::Messages,
+            id,
+        )
+    }
+    async fn delete_message(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete(&mut self.records()?.messages, |stored| stored.id() == id);
+        Ok(())
+    }
+    async fn store_thought(
+        &self,
+        _ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.store(&mut self.records()?.thoughts, thought)
+    }
+    async fn mutate_thought(
+        &self,
+        _ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        let id = thought.id().to_owned();
+        let same = |a: &Thought, b: &Thought| a.id() == b.id();
+        self.mutate(
+            &mut self.records()?.thoughts,
+            thought,
+            same,
+            Primitive::Thoughts,
+            id,
+        )
+    }
+    async fn delete_thought(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete(&mut self.records()?.thoughts, |stored| stored.id() == id);
+        Ok(())
+    }
+    async fn store_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.store(&mut self.records()?.tool_calls, tool_call)
+    }
+    async fn mutate_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        let id = tool_call.id().to_owned();
+        let same = |a: &ToolCall, b: &ToolCall| a.id() == b.id();
+        let records = &mut self.records()?.tool_calls;
+        self.mutate(records, tool_call, same, Primitive::ToolCalls, id)
+    }
+    async fn delete_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.delete(&mut self.records()?.tool_calls, |stored| stored.id() == id);
+        Ok(())
+    }
+    async fn store_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.store(&mut self.records()?.retrievables, retrievable)
+    }
+    async fn mutate_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        let id = retrievable.id().to_owned();
+        let same = |a: &Retrievable, b: &Retrievable| a.id() == b.id();
+        let records = &mut self.records()?.retrievables;
+        self.mutate(records, retrievable, same, Primitive::Retrievables, id)
+    }
+    async fn delete_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.delete(&mut self.records()?.retrievables, |stored| {
+            stored.id() == id
+        });
+        Ok(())
+    }
+    async fn store_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.store(&mut self.records()?.instructions, instruction)
+    }
+    async fn mutate_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        let id = instruction.render();
+        let same = |a: &StandingInstruction, b: &StandingInstruction| a == b;
+        let records = &mut self.records()?.instructions;
+        self.mutate(
+            records,
+            instruction,
+            same,
+            Primitive::StandingInstructions,
+            id,
+        )
+    }
+    async fn delete_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.delete(&mut self.records()?.instructions, |stored| {
+            *stored == instruction
+        });
+        Ok(())
+    }
+    async fn store_media_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<MediaReader, StorageError> {
+        let stored = self.write_bytes(&self.media_bytes, &id, bytes).await?;
+        Ok(MediaReader::from_spool(stored))
+    }
+    async fn store_retrievable_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        self.write_bytes(&self.retrievable_bytes, &id, bytes).await
+    }
+}
+
+fn ctx() -> StorageContext {
+    StorageContext::new("conversation-under-test")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conformance suite: passes correct adapters, names the first departure of broken ones.
+
+#[tokio::test]
+async fn noop_storage_conforms_when_it_declares_nothing_persisted() {
+    let report = Conformance::new(NoopStorage::new())
+        .run()
+        .await
+        .expect("NoopStorage honours the no-op contract");
+    assert!(report.fully_checked().is_empty());
+    assert_eq!(report.accepted_only(), &Primitive::ALL);
+}
+
+#[tokio::test]
+async fn an_adapter_persisting_everything_conforms_fully() {
+    let report = Conformance::new(InMemoryStorage::new())
+        .persists_all(Primitive::ALL)
+        .run()
+        .await
+        .expect("the in-memory adapter keeps the whole contract");
+    assert_eq!(report.fully_checked(), &Primitive::ALL);
+    assert!(report.accepted_only().is_empty());
+}
+
+#[tokio::test]
+async fn the_suite_runs_through_the_erased_handle_the_runner_holds() {
+    let report = Conformance::new(SharedStorage::new(InMemoryStorage::new()))
+        .persists(Primitive::Messages)
+        .persists(Primitive::ToolCalls)
+        .run()
+        .await
+        .expect("erasing an adapter changes nothing it does");
+    assert_eq!(
+        report.fully_checked(),
+        &[Primitive::Messages, Primitive::ToolCalls]
+    );
+}
+
+#[tokio::test]
+async fn two_runs_against_one_shared_adapter_do_not_see_each_other() {
+    let shared = SharedStorage::new(InMemoryStorage::new());
+    for _ in 0..2 {
+        Conformance::new(shared.clone())
+            .persists_all(Primitive::ALL)
+            .run()
+            .await
+            .expect("each run only looks at its own records");
+    }
+}
+
+#[tokio::test]
+async fn a_mutate_that_appends_instead_of_replacing_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::MutateAppends))
+        .persists(Primitive::Messages)
+        .run()
+        .await
+        .expect_err("a mutate must replace in place");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Messages));
+    assert_eq!(failure.step, Step::FetchAfterMutate);
+    assert!(failure.expected.ends_with("-message-3]"), "{failure}");
+    assert!(failure.found.ends_with("-message-2]"), "{failure}");
+    assert_eq!(failure.found.matches("-message-").count(), 4, "{failure}");
+}
+
+#[tokio::test]
+async fn a_mutate_that_keeps_the_old_value_is_caught_by_content() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::MutateKeepsOldValue))
+        .persists(Primitive::ToolCalls)
+        .run()
+        .await
+        .expect_err("a mutate must store the new value");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::ToolCalls));
+    assert_eq!(failure.step, Step::FetchAfterMutate);
+    assert!(
+        failure
+            .expected
+            .contains("-tool-call-2` at position 1 to be {"),
+        "{failure}"
+    );
+    assert!(failure.expected.contains("Sunny"), "{failure}");
+    assert!(!failure.found.contains("Sunny"), "{failure}");
+}
+
+#[tokio::test]
+async fn a_fetch_that_reverses_store_order_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::FetchReversed))
+        .persists(Primitive::ToolCalls)
+        .run()
+        .await
+        .expect_err("fetches must return records in store order");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::ToolCalls));
+    assert_eq!(failure.step, Step::FetchAfterStore);
+    assert!(failure.expected.contains("-tool-call-1, "), "{failure}");
+    assert!(failure.found.contains("-tool-call-3, "), "{failure}");
+}
+
+#[tokio::test]
+async fn a_delete_that_keeps_the_record_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::DeleteIgnored))
+        .persists(Primitive::StandingInstructions)
+        .run()
+        .await
+        .expect_err("a delete must remove the record");
+    assert_eq!(
+        failure.subject,
+        Subject::Primitive(Primitive::StandingInstructions)
+    );
+    assert_eq!(failure.step, Step::FetchAfterDelete);
+    assert!(failure.to_string().starts_with(
+        "storage conformance failed for standing instructions at step `fetch after delete`: \
+         expected instructions ["
+    ));
+}
+
+#[tokio::test]
+async fn a_conduit_whose_rewrite_keeps_the_first_bytes_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::RewriteKeepsFirstBytes))
+        .run()
+        .await
+        .expect_err("a rewrite under the same id must replace the bytes");
+    assert_eq!(failure.subject, Subject::RetrievableBytes);
+    assert_eq!(failure.step, Step::Rewrite);
+    assert!(
+        failure.expected.contains("the 6 bytes written"),
+        "{failure}"
+    );
+}
+
+#[tokio::test]
+async fn declaring_a_primitive_the_adapter_does_not_keep_is_caught() {
+    let failure = Conformance::new(NoopStorage::new())
+        .persists(Primitive::Memories)
+        .run()
+        .await
+        .expect_err("NoopStorage keeps no memories");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Memories));
+    assert_eq!(failure.step, Step::FetchAfterStore);
+    assert_eq!(failure.found, "ids []");
+}
+
+#[tokio::test]
+async fn an_error_from_the_adapter_reaches_the_failure_unchanged() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::StoreFails))
+        .run()
+        .await
+        .expect_err("a store that errors breaks even the no-op contract");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Memories));
+    assert_eq!(failure.step, Step::Store);
+    assert!(matches!(
+        failure.error,
+        Some(StorageError::Backend { ref message, .. }) if message == "disk full"
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NoopStorage: empty fetches, honest conduits.
+
+#[tokio::test]
+async fn noop_fetches_are_empty_even_after_stores() {
+    let storage = NoopStorage::new();
+    let message = Message::user("m-1", "hello").expect("a valid message");
+    storage
+        .store_message(&ctx(), message)
+        .await
+        .expect("a no-op store succeeds");
+    assert!(
+        storage
+            .fetch_messages(&ctx())
+            .await
+            .expect("a no-op fetch succeeds")
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn noop_retrievable_bytes_are_kept_across_calls_and_shared_by_clones() {
+    let storage = NoopStorage::new();
+    let clone = storage.clone();
+    storage
+        .store_retrievable_bytes(&ctx(), "doc".into(), "one\ntwo".into())
+        .await
+        .expect("the conduit writes");
+    let kept = clone
+        .retrievable_bytes()
+        .read("doc")
+        .await
+        .expect("the store reads")
+        .expect("bytes written through one handle are visible through its clone");
+    assert_eq!(
+        kept.line(1).await.expect("the reader reads").as_deref(),
+        Some("two")
+    );
+}
+
+#[tokio::test]
+async fn separate_noop_values_keep_separate_bytes() {
+    let first = NoopStorage::new();
+    let second = NoopStorage::new();
+    first
+        .store_media_bytes(&ctx(), "photo".into(), vec![1, 2, 3].into())
+        .await
+        .expect("the conduit writes");
+    assert!(
+        second
+            .media_reader("photo")
+            .await
+            .expect("the store reads")
+            .is_none()
+    );
+    let reader = first
+        .media_reader("photo")
+        .await
+        .expect("the store reads")
+        .expect("the bytes are kept under their id");
+    assert_eq!(
+        &reader.read_all().await.expect("the reader reads")[..],
+        &[1, 2, 3]
+    );
+}
+
+#[tokio::test]
+async fn the_process_wide_noop_keeps_bytes_between_uses() {
+    NoopStorage::shared()
+        .store_retrievable_bytes(&ctx(), "process-wide-note".into(), "kept".into())
+        .await
+        .expect("the conduit writes");
+    let kept = NoopStorage::shared()
+        .retrievable_bytes()
+        .read("process-wide-note")
+        .await
+        .expect("the store reads");
+    assert!(kept.is_some());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The erased handle and the context.
+
+#[tokio::test]
+async fn the_shared_handle_reaches_the_adapter_it_wraps() {
+    let adapter = Arc::new(InMemoryStorage::new());
+    let storage = SharedStorage::from_arc(Arc::clone(&adapter));
+    let message = Message::user("m-1", "hello").expect("a valid message");
+    storage
+        .clone()
+        .store_message(&ctx(), message)
+        .await
+        .expect("the store succeeds");
+    let records = adapter.records().expect("the lock is healthy");
+    assert_eq!(records.messages.len(), 1);
+}
+
+#[tokio::test]
+async fn a_storage_error_reaches_the_caller_typed() {
+    let storage = SharedStorage::new(InMemoryStorage::new());
+    let error = storage
+        .mutate_message(
+            &ctx(),
+            Message::user("never-stored", "hi").expect("a valid message"),
+        )
+        .await
+        .expect_err("mutating an unknown id is refused");
+    assert!(matches!(
+        error,
+        StorageError::NotFound { kind: Primitive::Messages, ref id } if id == "never-stored"
+    ));
+}
+
+#[tokio::test]
+async fn shared_calls_and_conformance_runs_can_move_to_other_tasks() {
+    let storage = SharedStorage::new(InMemoryStorage::new());
+    let for_a_task = storage.clone();
+    tokio::spawn(async move {
+        let message = Message::user("m-1", "hello").expect("a valid message");
+        for_a_task.store_message(&ctx(), message).await
+    })
+    .await
+    .expect("the task completes")
+    .expect("the store succeeds");
+    let fetched = storage
+        .fetch_messages(&ctx())
+        .await
+        .expect("the fetch succeeds");
+    assert_eq!(fetched.len(), 1);
+
+    let run = Conformance::new(storage)
+        .persists(Primitive::Messages)
+        .run();
+    tokio::spawn(run)
+        .await
+        .expect("the task completes")
+        .expect("the adapter conforms");
+}
+
+#[test]
+fn building_on_a_context_leaves_earlier_clones_unchanged() {
+    let original = StorageContext::new("c").with_turn_id(TurnId::from("t-1"));
+    let earlier = original.clone();
+    let later = original.with_turn_id(TurnId::from("t-2"));
+    assert_eq!(earlier.turn_id().as_str(), "t-1");
+    assert_eq!(later.turn_id().as_str(), "t-2");
+    assert_eq!(later.conversation_id(), earlier.conversation_id());
+}
+
+#[test]
+fn a_storage_context_clone_sees_the_same_cancellation() {
+    let ctx = ctx();
+    let for_a_task = ctx.clone();
+    ctx.cancellation().cancel();
+    assert!(for_a_task.is_cancelled());
+    assert_eq!(for_a_task.turn_id(), ctx.turn_id());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 50 MiB through each conduit of an adapter backed by files, never held whole in memory.
+
+const CHUNK: usize = 64 * 1024;
+const TOTAL: usize = 50 * 1024 * 1024;
+
+/// Writes both conduits into files; every primitive is deliberately not persisted.
+struct FileBackedStorage {
+    retrievable_bytes: FileSpoolStore,
+    media_bytes: FileSpoolStore,
+    rest: NoopStorage,
+}
+
+impl StorageAdapter for FileBackedStorage {
+    async fn fetch_memories(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        self.rest.fetch_memories(ctx).await
+    }
+    async fn fetch_messages(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        self.rest.fetch_messages(ctx).await
+    }
+    async fn fetch_thoughts(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        self.rest.fetch_thoughts(ctx).await
+    }
+    async fn fetch_tool_calls(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        self.rest.fetch_tool_calls(ctx).await
+    }
+    async fn fetch_tools(&self, ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+        self.rest.fetch_tools(ctx).await
+    }
+    async fn fetch_retrievables(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<Retrievable>, StorageError> {
+        self.rest.fetch_retrievables(ctx).await
+    }
+    async fn refresh_standing_instructions(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<StandingInstruction>, StorageError> {
+        self.rest.refresh_standing_instructions(ctx).await
+    }
+    async fn store_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError> {
+        self.rest.store_memory(ctx, memory).await
+    }
+    async fn mutate_memory(
+        &self,
+        ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        self.rest.mutate_memory(ctx, memory).await
+    }
+    async fn delete_memory(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.rest.delete_memory(ctx, id).await
+    }
+    async fn store_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.rest.store_message(ctx, message).await
+    }
+    async fn mutate_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.rest.mutate_message(ctx, message).await
+    }
+    async fn delete_message(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.rest.delete_message(ctx, id).await
+    }
+    async fn store_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.rest.store_thought(ctx, thought).await
+    }
+    async fn mutate_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.rest.mutate_thought(ctx, thought).await
+    }
+    async fn delete_thought(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.rest.delete_thought(ctx, id).await
+    }
+    async fn store_tool_call(
+        &self,
+        ctx: &StorageContext,
+        call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.rest.store_tool_call(ctx, call).await
+    }
+    async fn mutate_tool_call(
+        &self,
+        ctx: &StorageContext,
+        call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.rest.mutate_tool_call(ctx, call).await
+    }
+    async fn delete_tool_call(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.rest.delete_tool_call(ctx, id).await
+    }
+    async fn store_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.rest.store_retrievable(ctx, retrievable).await
+    }
+    async fn mutate_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.rest.mutate_retrievable(ctx, retrievable).await
+    }
+    async fn delete_retrievable(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.rest.delete_retrievable(ctx, id).await
+    }
+    async fn store_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.rest.store_standing_instruction(ctx, instruction).await
+    }
+    async fn mutate_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.rest
+            .mutate_standing_instruction(ctx, instruction)
+            .await
+    }
+    async fn delete_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.rest
+            .delete_standing_instruction(ctx, instruction)
+            .await
+    }
+    async fn store_media_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<MediaReader, StorageError> {
+        let stored = self.media_bytes.write(&id, bytes).await?;
+        Ok(MediaReader::from_spool(stored))
+    }
+    async fn store_retrievable_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        Ok(self.retrievable_bytes.write(&id, bytes).await?)
+    }
+}
+
+/// FNV-1a, fed chunk by chunk, so the content hash never needs the whole payload at once.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct ContentHash(u64);
+
+impl ContentHash {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The `index`-th 64 KiB chunk of the payload: varied bytes, cheap to regenerate.
+fn payload_chunk(index: usize) -> Bytes {
+    let seed = index.wrapping_mul(2_654_435_761);
+    (0..CHUNK)
+        .map(|offset| (seed.wrapping_add(offset.wrapping_mul(31)) % 251) as u8)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+fn expected_hash() -> ContentHash {
+    let mut hash = ContentHash::new();
+    for index in 0..TOTAL / CHUNK {
+        hash.feed(&payload_chunk(index));
+    }
+    hash
+}
+
+fn bytes_on_disk(folder: &std::path::Path) -> u64 {
+    std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.metadata().ok())
+                .map(|metadata| metadata.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A 50 MiB source that generates each chunk only when asked, records the largest chunk it
+/// handed over, and checks that earlier chunks have already reached `folder` — which can only
+/// hold if the writer streams instead of collecting the input first.
+fn streamed_payload(folder: std::path::PathBuf, largest_chunk: Arc<AtomicUsize>) -> ConduitBytes {
+    let chunks = futures_util::stream::iter(0..TOTAL / CHUNK).then(move |index| {
+        let folder = folder.clone();
+        let largest_chunk = Arc::clone(&largest_chunk);
+        async move {
+            // Allow generous buffering (1 MiB) between the writer and the file.
+            let must_be_written = index.saturating_sub(16) * CHUNK;
+            let written = bytes_on_disk(&folder);
+            if written < must_be_written as u64 {
+                return Err(std::io::Error::other(format!(
+                    "chunk {index} requested while only {written} bytes were on disk: the \
+                     writer is collecting the stream instead of writing it as it arrives"
+                )));
+            }
+            let chunk = payload_chunk(index);
+            largest_chunk.fetch_max(chunk.len(), Ordering::SeqCst);
+            Ok(chunk)
+        }
+    });
+    ConduitBytes::from_stream(chunks)
+}
+
+async fn read_back(stream: adk::bytes::ByteStream) -> (usize, ContentHash, usize) {
+    let mut stream = stream;
+    let mut length = 0;
+    let mut hash = ContentHash::new();
+    let mut largest_chunk = 0;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.expect("the stored bytes read back");
+        length += chunk.len();
+        largest_chunk = largest_chunk.max(chunk.len());
+        hash.feed(&chunk);
+    }
+    (length, hash, largest_chunk)
+}
+
+struct TemporaryFolder(std::path::PathBuf);
+
+impl TemporaryFolder {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "adk-storage-test-{name}-{}-{}",
+            std::process::id(),
+            StorageContext::new("unused").turn_id()
+        ));
+        Self(path)
+    }
+}
+
+impl Drop for TemporaryFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn the_streaming_check_catches_a_writer_that_collects_the_input_first() {
+    // InMemorySpoolStore collects its input before storing it, so nothing reaches the folder
+    // while the source is being read.
+    let folder = TemporaryFolder::new("collecting");
+    std::fs::create_dir_all(&folder.0).expect("the folder is created");
+    let error = InMemorySpoolStore::new()
+        .write(
+            "collected",
+            streamed_payload(folder.0.clone(), Arc::new(AtomicUsize::new(0))),
+        )
+        .await
+        .expect_err("the source refuses to run ahead of the disk");
+    assert!(
+        error.to_string().contains("collecting the stream"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn fifty_mebibytes_stream_through_both_conduits_in_64_kib_chunks() {
+    let retrievable_folder = TemporaryFolder::new("retrievable");
+    let media_folder = TemporaryFolder::new("media");
+    let storage = FileBackedStorage {
+        retrievable_bytes: FileSpoolStore::open(&retrievable_folder.0)
+            .await
+            .expect("the folder opens"),
+        media_bytes: FileSpoolStore::open(&media_folder.0)
+            .await
+            .expect("the folder opens"),
+        rest: NoopStorage::new(),
+    };
+    let expected = expected_hash();
+
+    let largest_written = Arc::new(AtomicUsize::new(0));
+    let spool = storage
+        .store_retrievable_bytes(
+            &ctx(),
+            "large-text".into(),
+            streamed_payload(retrievable_folder.0.clone(), Arc::clone(&largest_written)),
+        )
+        .await
+        .expect("50 MiB stream into the retrievable conduit");
+    assert_eq!(spool.byte_length().await.expect("length"), TOTAL as u64);
+    let (length, hash, largest_read) = read_back(spool.stream()).await;
+    assert_eq!(length, TOTAL);
+    assert_eq!(hash, expected);
+    assert_eq!(largest_written.load(Ordering::SeqCst), CHUNK);
+    assert!(
+        largest_read <= CHUNK,
+        "read a chunk of {largest_read} bytes"
+    );
+
+    let largest_written = Arc::new(AtomicUsize::new(0));
+    let media = storage
+        .store_media_bytes(
+            &ctx(),
+            "large-video".into(),
+            streamed_payload(media_folder.0.clone(), Arc::clone(&largest_written)),
+        )
+        .await
+        .expect("50 MiB stream into the media conduit");
+    assert_eq!(media.byte_length().await, Some(TOTAL as u64));
+    let (length, hash, largest_read) = read_back(media.stream()).await;
+    assert_eq!(length, TOTAL);
+    assert_eq!(hash, expected);
+    assert_eq!(largest_written.load(Ordering::SeqCst), CHUNK);
+    assert!(
+        largest_read <= CHUNK,
+        "read a chunk of {largest_read} bytes"
+    );
+}
