@@ -115,10 +115,23 @@ impl Problems {
         self.errors.push(syn::Error::new_spanned(tokens, message));
     }
 
+    /// darling's own errors (unknown or repeated keys, a value of the wrong form), each
+    /// completed with the argument syntax so the fix is on the same line.
     pub(crate) fn add_argument_errors(&mut self, error: darling::Error) {
         for single in error {
-            self.errors
-                .push(syn::Error::new(single.span(), single.to_string()));
+            let text = single.to_string();
+            let separator = if text.ends_with(['?', '.']) {
+                " "
+            } else {
+                "; "
+            };
+            self.errors.push(syn::Error::new(
+                single.span(),
+                format!(
+                    "{text}{separator}`#[middleware]` takes one argument, written \
+                     `pipeline = turn_input` or `pipeline = [dispatch_input, dispatch_output]`"
+                ),
+            ));
         }
     }
 
