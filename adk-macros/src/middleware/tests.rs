@@ -443,7 +443,7 @@ fn a_run_call_that_is_not_awaited_is_reported() {
     );
     assert_one_problem_containing(
         &statement,
-        &["runs nothing until it is awaited", "add `.await`"],
+        &["does nothing until it is awaited", "add `.await`"],
     );
 
     let bound = problems(
@@ -455,6 +455,31 @@ fn a_run_call_that_is_not_awaited_is_reported() {
         }),
     );
     assert_one_problem_containing(&bound, &["add `.await`"]);
+
+    let wildcard = problems(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote! {
+            let _ = next.run(ctx);
+            Ok(())
+        }),
+    );
+    assert_one_problem_containing(
+        &wildcard,
+        &["the rest of the `turn_input` pipeline never runs"],
+    );
+}
+
+#[test]
+fn a_run_future_handed_on_is_trusted_to_be_awaited() {
+    let bodies = [
+        quote! { let _ = tokio::time::timeout(limit, next.run(ctx)).await; Ok(()) },
+        quote! { let _ = next.run(ctx).boxed().await; Ok(()) },
+        quote! { let future = next.run(ctx); let _ = tokio::time::timeout(limit, future).await; Ok(()) },
+    ];
+    for body in bodies {
+        let found = problems(quote!(pipeline = turn_input), turn_middleware(body.clone()));
+        assert!(found.is_empty(), "{body}: {found:#?}");
+    }
 }
 
 #[test]

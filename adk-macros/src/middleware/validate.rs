@@ -1,7 +1,7 @@
 //! Checks the parsed attribute and function against the middleware contract. Collects every
 //! problem it finds, each spanned at the user's token and saying the fix; emits no code.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -564,8 +564,12 @@ fn output<'a>(sig: &'a syn::Signature, problems: &mut Problems) -> Option<&'a sy
     Some(ty)
 }
 
-/// Checks how the body uses `next`: it must be used (or the parameter named `_next`), and every
-/// `next.run(..)` must be awaited.
+/// Checks how the body uses `next`: it must be used (or the parameter named `_next`), and a
+/// `next.run(..)` future must not be thrown away unawaited.
+///
+/// A future is judged thrown away when the call is a statement of its own (`next.run(ctx);`),
+/// is bound to `_`, or is bound to a name that is never used again except by `drop`. A future
+/// passed on (`timeout(limit, next.run(ctx)).await`) is the user's to await, and is trusted.
 pub(crate) fn body(
     function: &MiddlewareFn,
     pipelines: Option<&[Pipeline]>,
@@ -576,20 +580,19 @@ pub(crate) fn body(
     };
     let mut usage = NextUsage {
         next: &next,
-        mentions: 0,
-        run_calls: Vec::new(),
-        awaited_calls: HashSet::new(),
-        bound_calls: HashMap::new(),
-        awaited_bindings: HashSet::new(),
+        mentions: HashMap::new(),
+        dropped: HashMap::new(),
+        discarded: Vec::new(),
+        bound: Vec::new(),
     };
     usage.visit_block(&function.item.block);
 
-    let label = pipeline_label(pipelines);
     let pipeline_text = match pipelines {
         Some([single]) => format!("the `{}` pipeline", single.name()),
         _ => "its pipeline".to_owned(),
     };
-    if usage.mentions == 0 && !next.to_string().starts_with('_') {
+    let next_mentions = usage.mentions.get(&next.to_string()).copied().unwrap_or(0);
+    if next_mentions == 0 && !next.to_string().starts_with('_') {
         problems.spanning(
             pattern,
             format!(
@@ -599,21 +602,27 @@ pub(crate) fn body(
             ),
         );
     }
-    for (address, call) in &usage.run_calls {
-        let awaited_later = usage
-            .bound_calls
-            .get(address)
-            .is_some_and(|binding| usage.awaited_bindings.contains(binding));
-        if !usage.awaited_calls.contains(address) && !awaited_later {
-            problems.spanning(
-                call,
-                format!(
-                    "`{next}.run(..)` returns a future that runs nothing until it is awaited, so \
-                     {label} would race the rest of the pipeline; add `.await`: \
-                     `{next}.run(ctx).await`"
-                ),
-            );
-        }
+    let never_used_again = usage.bound.iter().filter_map(|(binding, call)| {
+        let name = binding.to_string();
+        // The `let` pattern itself is one mention.
+        let mentions = usage.mentions.get(&name).copied().unwrap_or(0);
+        let dropped = usage.dropped.get(&name).copied().unwrap_or(0);
+        (mentions <= 1 + dropped).then_some(*call)
+    });
+    let thrown_away: Vec<&syn::ExprMethodCall> = usage
+        .discarded
+        .iter()
+        .copied()
+        .chain(never_used_again)
+        .collect();
+    for call in thrown_away {
+        problems.spanning(
+            call,
+            format!(
+                "`{next}.run(..)` returns a future that does nothing until it is awaited, so the \
+                 rest of {pipeline_text} never runs; add `.await`: `{next}.run(ctx).await`"
+            ),
+        );
     }
 }
 
@@ -640,15 +649,17 @@ fn next_binding(function: &MiddlewareFn) -> Option<(syn::Ident, &syn::Pat)> {
     }
 }
 
-/// What the body does with `next`. Calls are identified by their address in the syntax tree.
+/// What the body does with `next` and the futures its `run` returns.
 struct NextUsage<'n, 'ast> {
     next: &'n syn::Ident,
-    mentions: usize,
-    run_calls: Vec<(usize, &'ast syn::ExprMethodCall)>,
-    awaited_calls: HashSet<usize>,
-    /// `let future = next.run(ctx);` — the call, and the name its future was bound to.
-    bound_calls: HashMap<usize, syn::Ident>,
-    awaited_bindings: HashSet<syn::Ident>,
+    /// How often each identifier appears in the body, macro bodies included.
+    mentions: HashMap<String, usize>,
+    /// How often each identifier appears as the whole argument of `drop(..)`.
+    dropped: HashMap<String, usize>,
+    /// `next.run(ctx);` and `let _ = next.run(ctx);`.
+    discarded: Vec<&'ast syn::ExprMethodCall>,
+    /// `let future = next.run(ctx);`, judged once every mention of `future` is counted.
+    bound: Vec<(syn::Ident, &'ast syn::ExprMethodCall)>,
 }
 
 impl NextUsage<'_, '_> {
@@ -656,61 +667,66 @@ impl NextUsage<'_, '_> {
         match expr {
             syn::Expr::Paren(inner) => self.run_call(&inner.expr),
             syn::Expr::Group(inner) => self.run_call(&inner.expr),
-            syn::Expr::MethodCall(call) if call.method == "run" && self.is_next(&call.receiver) => {
+            syn::Expr::MethodCall(call)
+                if call.method == "run"
+                    && matches!(&*call.receiver, syn::Expr::Path(path)
+                        if path.qself.is_none() && path.path.is_ident(self.next)) =>
+            {
                 Some(call)
             }
             _ => None,
         }
     }
 
-    fn is_next(&self, expr: &syn::Expr) -> bool {
-        matches!(expr, syn::Expr::Path(path) if path.qself.is_none() && path.path.is_ident(self.next))
+    fn mention(&mut self, ident: &proc_macro2::Ident) {
+        *self.mentions.entry(ident.to_string()).or_default() += 1;
     }
 
-    fn count_in_tokens(&mut self, tokens: proc_macro2::TokenStream) {
+    fn mention_in_tokens(&mut self, tokens: proc_macro2::TokenStream) {
         for token in tokens {
             match token {
-                proc_macro2::TokenTree::Ident(ident) if ident == *self.next => self.mentions += 1,
-                proc_macro2::TokenTree::Group(group) => self.count_in_tokens(group.stream()),
+                proc_macro2::TokenTree::Ident(ident) => self.mention(&ident),
+                proc_macro2::TokenTree::Group(group) => self.mention_in_tokens(group.stream()),
                 _ => {}
             }
         }
     }
 }
 
-fn address<T>(node: &T) -> usize {
-    std::ptr::from_ref(node) as usize
+fn is_drop(function: &syn::Expr) -> bool {
+    let syn::Expr::Path(path) = function else {
+        return false;
+    };
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    matches!(
+        segments.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        ["drop"] | ["mem", "drop"] | ["std" | "core", "mem", "drop"]
+    )
 }
 
 impl<'ast> Visit<'ast> for NextUsage<'_, 'ast> {
     fn visit_ident(&mut self, ident: &'ast syn::Ident) {
-        if ident == self.next {
-            self.mentions += 1;
-        }
+        self.mention(ident);
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         // Macro bodies are opaque tokens; a mention inside one still counts as a use.
-        self.count_in_tokens(mac.tokens.clone());
+        self.mention_in_tokens(mac.tokens.clone());
+        syn::visit::visit_macro(self, mac);
     }
 
-    fn visit_expr_await(&mut self, node: &'ast syn::ExprAwait) {
-        if let Some(call) = self.run_call(&node.base) {
-            self.awaited_calls.insert(address(call));
-        }
-        if let syn::Expr::Path(path) = &*node.base
-            && let Some(binding) = path.path.get_ident()
+    fn visit_stmt(&mut self, node: &'ast syn::Stmt) {
+        if let syn::Stmt::Expr(expr, Some(_)) = node
+            && let Some(call) = self.run_call(expr)
         {
-            self.awaited_bindings.insert(binding.clone());
+            self.discarded.push(call);
         }
-        syn::visit::visit_expr_await(self, node);
-    }
-
-    fn visit_expr_method_call(&mut self, node: &'ast syn::ExprMethodCall) {
-        if node.method == "run" && self.is_next(&node.receiver) {
-            self.run_calls.push((address(node), node));
-        }
-        syn::visit::visit_expr_method_call(self, node);
+        syn::visit::visit_stmt(self, node);
     }
 
     fn visit_local(&mut self, node: &'ast syn::Local) {
@@ -718,12 +734,25 @@ impl<'ast> Visit<'ast> for NextUsage<'_, 'ast> {
             syn::Pat::Type(typed) => &*typed.pat,
             other => other,
         };
-        if let (syn::Pat::Ident(binding), Some(init)) = (pattern, &node.init)
+        if let Some(init) = &node.init
             && let Some(call) = self.run_call(&init.expr)
         {
-            self.bound_calls
-                .insert(address(call), binding.ident.clone());
+            match pattern {
+                syn::Pat::Wild(_) => self.discarded.push(call),
+                syn::Pat::Ident(binding) => self.bound.push((binding.ident.clone(), call)),
+                _ => {}
+            }
         }
         syn::visit::visit_local(self, node);
+    }
+
+    fn visit_expr_call(&mut self, node: &'ast syn::ExprCall) {
+        if is_drop(&node.func)
+            && let [syn::Expr::Path(argument)] = node.args.iter().collect::<Vec<_>>()[..]
+            && let Some(ident) = argument.path.get_ident()
+        {
+            *self.dropped.entry(ident.to_string()).or_default() += 1;
+        }
+        syn::visit::visit_expr_call(self, node);
     }
 }
