@@ -66,7 +66,7 @@ pub use adk_macros::stash_keys;
 /// use adk::pipeline::{BoxError, Next, Stack, TurnInput};
 /// use adk::TurnContext;
 ///
-/// /// Refuses turns that were aborted upstream, and notes failures downstream.
+/// /// Notes when the rest of the `turn_input` pipeline did not complete.
 /// #[adk::middleware(pipeline = turn_input)]
 /// async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
 ///     // pre-step: runs before the rest of the pipeline
