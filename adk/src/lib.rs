@@ -17,8 +17,11 @@ extern crate self as adk;
 
 pub mod bytes;
 pub mod context;
+pub mod dispatch;
+pub mod events;
 pub mod pipeline;
 pub mod primitives;
+pub mod runner;
 pub mod stash;
 pub mod storage;
 
@@ -28,7 +31,8 @@ pub mod __private {
     pub mod middleware;
 }
 
-pub use context::{DispatchContext, TurnContext};
+pub use context::{DispatchContext, RawTurnContext, TurnContext};
+pub use runner::{TurnOutcome, TurnRunner};
 pub use stash::{Registry, StashError, StashKey};
 
 /// Declares a typed key over the stash, checked at compile time.

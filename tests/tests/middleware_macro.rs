@@ -3,9 +3,23 @@
 
 use std::sync::Mutex;
 
-use adk::context::Aborted;
-use adk::pipeline::{BoxError, DispatchInput, DispatchOutput, Downstream, Next, Stack, TurnInput};
-use adk::{DispatchContext, TurnContext};
+use adk::context::{Aborted, RawTurnContext};
+use adk::dispatch::executor_fn;
+use adk::pipeline::{BoxError, Downstream, Next, Stack, TurnInput};
+use adk::primitives::ToolRegistry;
+use adk::runner::TurnStatus;
+use adk::storage::{NoopStorage, SharedStorage};
+use adk::{DispatchContext, TurnContext, TurnRunner};
+
+/// A turn context for running a stack directly, without a runner.
+fn turn_context() -> TurnContext {
+    TurnContext::new(
+        RawTurnContext::new("conversation-1", "Be brief."),
+        SharedStorage::new(NoopStorage::new()),
+        ToolRegistry::new(),
+    )
+    .expect("a conversation id and a system prompt are all a turn context needs")
+}
 
 /// Each test records into its own log, so tests running in parallel do not mix entries.
 fn record(log: &Mutex<Vec<String>>, entry: impl Into<String>) {
@@ -43,7 +57,7 @@ async fn pre_steps_run_in_registration_order_and_post_steps_in_reverse() {
     let mut stack = Stack::<TurnInput>::new();
     stack.push(outer);
     stack.push(inner);
-    let mut ctx = TurnContext::default();
+    let mut ctx = turn_context();
 
     let run = stack.run(&mut ctx).await;
 
@@ -102,7 +116,7 @@ async fn a_custom_error_returned_with_question_mark_fails_the_run_and_upstream_s
     let mut stack = Stack::<TurnInput>::new();
     stack.push(watches_downstream);
     stack.push(fails_with_its_own_error);
-    let mut ctx = TurnContext::default();
+    let mut ctx = turn_context();
 
     let run = stack.run(&mut ctx).await;
 
@@ -119,12 +133,38 @@ async fn refuses(_ctx: &mut TurnContext, _next: Next<'_, TurnContext>) -> Result
 async fn returning_the_abort_error_aborts_the_turn_without_a_failure() {
     let mut stack = Stack::<TurnInput>::new();
     stack.push(refuses);
-    let mut ctx = TurnContext::default();
+    let mut ctx = turn_context();
 
     let run = stack.run(&mut ctx).await;
 
     assert_eq!(run.outcome, Downstream::Aborted);
     assert!(ctx.is_aborted());
+}
+
+#[tokio::test]
+async fn macro_middleware_registered_on_the_runner_aborts_the_turn() {
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .turn_input(refuses)
+        .build();
+
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "Be brief."))
+        .await
+        .expect("the raw turn context is valid");
+
+    assert!(
+        matches!(outcome.status, TurnStatus::Aborted(_)),
+        "{:?}",
+        outcome.status
+    );
+    assert_eq!(outcome.dispatch, None);
 }
 
 static ITERATIONS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -141,19 +181,37 @@ async fn count_iterations(
 }
 
 #[tokio::test]
-async fn one_function_listed_for_two_pipelines_runs_in_both() {
-    let mut input = Stack::<DispatchInput>::new();
-    let mut output = Stack::<DispatchOutput>::new();
-    input.push(count_iterations);
-    output.push(count_iterations);
-    let mut ctx = DispatchContext::default();
+async fn one_function_listed_for_two_pipelines_runs_in_both_through_the_runner() {
+    // The executor acknowledges on the second iteration, so the first one runs both pipelines.
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                if ctx.iteration() > 0 {
+                    ctx.ack()?;
+                }
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .dispatch_input(count_iterations)
+        .dispatch_output(count_iterations)
+        .build();
 
-    let input_run = input.run(&mut ctx).await;
-    let output_run = output.run(&mut ctx).await;
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "Be brief."))
+        .await
+        .expect("the raw turn context is valid");
 
-    assert_eq!(input_run.outcome, Downstream::Completed);
-    assert_eq!(output_run.outcome, Downstream::Completed);
-    assert_eq!(entries(&ITERATIONS), ["dispatch_input", "dispatch_output"]);
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    let seen = entries(&ITERATIONS);
+    assert!(
+        seen.iter().any(|pipeline| pipeline == "dispatch_input"),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|pipeline| pipeline == "dispatch_output"),
+        "{seen:?}"
+    );
 }
 
 #[adk::middleware(pipeline = turn_input)]
@@ -169,7 +227,7 @@ async fn never_continues(
 async fn an_underscore_next_compiles_and_short_circuits_at_run_time() {
     let mut stack = Stack::<TurnInput>::new();
     stack.push(never_continues);
-    let mut ctx = TurnContext::default();
+    let mut ctx = turn_context();
 
     let run = stack.run(&mut ctx).await;
 

@@ -1,6 +1,10 @@
-//! Abort as an explicit error kind: no class-name sniffing, no string matching.
+//! Abort as an explicit error kind (no class-name sniffing), and the abort state the turn and
+//! dispatch share with the caller's cancellation token.
 
 use std::fmt;
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
 
 /// Why a turn or dispatch was aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,9 +24,9 @@ impl fmt::Display for AbortReason {
     }
 }
 
-/// The abort error. Returning it from middleware or an executor aborts the turn (or, from
-/// dispatch middleware and the executor, the dispatch) exactly like `ctx.abort(reason)`: no
-/// error event is emitted.
+/// The abort error. Returning it from middleware or an executor aborts exactly like
+/// `ctx.abort(reason)`: from turn middleware it aborts the turn, from dispatch middleware or the
+/// executor it aborts the dispatch. No error event is emitted.
 ///
 /// ```
 /// use adk::context::Aborted;
@@ -50,5 +54,54 @@ impl Aborted {
     /// The reason given.
     pub fn reason(&self) -> &str {
         &self.reason
+    }
+}
+
+/// A cancellation token plus the first reason given. The turn's token is a child of the
+/// caller's (cancelling the caller's aborts the turn; aborting the turn leaves the caller's
+/// token alone), and the dispatch's is a child of the turn's.
+#[derive(Debug)]
+pub(crate) struct AbortState {
+    token: CancellationToken,
+    reason: Mutex<Option<AbortReason>>,
+}
+
+impl AbortState {
+    pub(crate) fn child_of(parent: &CancellationToken) -> Self {
+        Self {
+            token: parent.child_token(),
+            reason: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn abort(&self, reason: AbortReason) {
+        let mut slot = self
+            .reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_none() && !self.token.is_cancelled() {
+            *slot = Some(reason);
+        }
+        drop(slot);
+        self.token.cancel();
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    pub(crate) fn reason(&self) -> Option<AbortReason> {
+        if !self.token.is_cancelled() {
+            return None;
+        }
+        let slot = self
+            .reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(slot.clone().unwrap_or(AbortReason::Cancelled))
+    }
+
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
     }
 }

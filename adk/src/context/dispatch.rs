@@ -1,31 +1,299 @@
-//! The dispatch context. PROVISIONAL: fields arrive with the stash and storage merges.
+//! The dispatch context: what the executor and dispatch middleware see, and its signals.
 
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use crate::Registry;
+use crate::events::{ErrorCode, TurnError};
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
+use crate::primitives::{
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
+};
+use crate::storage::{StorageContext, TurnId};
 
-use super::{AbortReason, Aborted};
+use super::abort::AbortState;
+use super::turn::TurnShared;
+use super::write_queue::{CollectionsMut, Delta};
+use super::{AbortReason, Aborted, Collection, TurnContext};
 
-/// What dispatch-scoped middleware and the executor receive.
-#[derive(Debug, Default)]
+/// How the dispatch has been signalled so far.
+#[derive(Clone, Debug)]
+pub(crate) enum Signal {
+    Pending,
+    Acked,
+    Nacked(TurnError),
+}
+
+type AckHandler = Box<dyn FnOnce(&mut DispatchContext) + Send>;
+
+#[derive(Default)]
+struct AckHandlers {
+    next_id: u64,
+    handlers: Vec<(u64, AckHandler)>,
+}
+
+/// Unsubscribes an `on_ack` handler. Dropping it keeps the handler registered.
+#[derive(Debug, Clone)]
+pub struct AckSubscription {
+    id: u64,
+    handlers: Weak<Mutex<AckHandlers>>,
+}
+
+impl AckSubscription {
+    /// Removes the handler; it will not run. Returns false when it had already run or been
+    /// removed.
+    pub fn unsubscribe(self) -> bool {
+        let Some(handlers) = self.handlers.upgrade() else {
+            return false;
+        };
+        let mut handlers = handlers.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = handlers.handlers.len();
+        handlers.handlers.retain(|(id, _)| *id != self.id);
+        handlers.handlers.len() != before
+    }
+}
+
+/// What the executor and the dispatch-scoped middleware (`dispatch_input`, `dispatch_output`)
+/// receive.
+///
+/// It starts as a copy of the turn: its own stash (a deep copy of the turn's, nothing synced
+/// back), the turn's collections and tools. Writes (`store_*`, `mutate_*`, `delete_*`) persist
+/// through the adapter, change this context's collections at once, and are queued for the turn:
+/// the queue is applied to the turn's collections when an iteration completes or the dispatch
+/// is acknowledged, and discarded on nack, abort or error.
 pub struct DispatchContext {
-    /// The turn's scratchpad.
-    pub stash: crate::Registry,
-    abort_reason: Option<AbortReason>,
-    failures: Vec<MiddlewareFailure>,
+    /// The dispatch's scratchpad: seeded from the turn's stash, lives across iterations.
+    pub stash: Registry,
+    /// Standing instructions, in order.
+    pub standing_instructions: Vec<StandingInstruction>,
+    /// Messages the model sees.
+    pub messages: Collection<Message>,
+    /// Memories the model sees.
+    pub memories: Collection<Memory>,
+    /// Retrieved knowledge the model sees.
+    pub retrievables: Collection<Retrievable>,
+    /// Reasoning traces.
+    pub thoughts: Collection<Thought>,
+    /// Tool calls made so far.
+    pub tool_calls: Collection<ToolCall>,
+    /// The tools the model may call in this dispatch (a copy: changes do not reach the turn).
+    pub tools: ToolRegistry,
+    system_prompt: Tokenizable,
+    id: String,
+    pub(crate) iteration: u32,
+    pub(crate) signal: Signal,
+    ack_handlers: Arc<Mutex<AckHandlers>>,
+    pub(crate) queue: Vec<Delta>,
+    pub(crate) pipeline_failure: Option<TurnError>,
+    pub(crate) abort: AbortState,
+    pub(crate) shared: Arc<TurnShared>,
+}
+
+impl std::fmt::Debug for DispatchContext {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("DispatchContext")
+            .field("id", &self.id)
+            .field("turn_id", self.turn_id())
+            .field("iteration", &self.iteration)
+            .field("signal", &self.signal)
+            .field("stash", &self.stash)
+            .field("messages", &self.messages.len())
+            .field("tool_calls", &self.tool_calls.len())
+            .field("queued_writes", &self.queue.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl DispatchContext {
-    /// Aborts the dispatch: remaining middleware bodies are skipped and no error is reported.
-    pub fn abort(&mut self, reason: impl Into<String>) {
-        if self.abort_reason.is_none() {
-            self.abort_reason = Some(AbortReason::Requested(reason.into()));
+    /// Starts a dispatch of `turn`: copies its stash, collections and tools.
+    pub(crate) fn seeded_from(turn: &TurnContext) -> Self {
+        Self {
+            stash: turn.stash.clone(),
+            standing_instructions: turn.standing_instructions.clone(),
+            messages: turn.messages.clone(),
+            memories: turn.memories.clone(),
+            retrievables: turn.retrievables.clone(),
+            thoughts: turn.thoughts.clone(),
+            tool_calls: turn.tool_calls.clone(),
+            tools: turn.tools.clone(),
+            system_prompt: turn.system_prompt().clone(),
+            id: uuid::Uuid::now_v7().to_string(),
+            iteration: 0,
+            signal: Signal::Pending,
+            ack_handlers: Arc::default(),
+            queue: Vec::new(),
+            pipeline_failure: None,
+            abort: AbortState::child_of(turn.cancellation()),
+            shared: Arc::clone(&turn.shared),
         }
     }
 
-    /// Whether the dispatch was aborted.
+    /// The dispatch's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The id of the turn this dispatch belongs to.
+    pub fn turn_id(&self) -> &TurnId {
+        self.shared.turn_id()
+    }
+
+    /// The current iteration of the dispatch loop, counted from zero.
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(&self) -> &Tokenizable {
+        &self.system_prompt
+    }
+
+    /// What storage callbacks receive: conversation, turn, identity, cancellation.
+    pub fn storage_context(&self) -> &StorageContext {
+        &self.shared.storage_context
+    }
+
+    /// Acknowledges the dispatch: the loop ends after the current step and the turn goes on to
+    /// `turn_output`. Runs the `on_ack` handlers in registration order (a panicking handler is
+    /// contained). A second `ack` or `nack` is refused with `E_LLM_EXECUTION_ALREADY_SIGNALLED`.
+    pub fn ack(&mut self) -> Result<(), TurnError> {
+        self.ensure_unsignalled()?;
+        self.signal = Signal::Acked;
+        let handlers = {
+            let mut registered = self
+                .ack_handlers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            std::mem::take(&mut registered.handlers)
+        };
+        for (_, handler) in handlers {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(self)));
+            if ran.is_err() {
+                tracing::error!(dispatch_id = %self.id, "an on_ack handler panicked");
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses the dispatch with `error`: the loop ends after the current step, queued writes
+    /// are discarded, the turn's output pipeline is skipped and `DispatchEnd` carries the error.
+    /// A second `ack` or `nack` is refused with `E_LLM_EXECUTION_ALREADY_SIGNALLED`.
+    pub fn nack(&mut self, error: impl Into<BoxError>) -> Result<(), TurnError> {
+        self.ensure_unsignalled()?;
+        let error: BoxError = error.into();
+        self.signal =
+            Signal::Nacked(TurnError::new(ErrorCode::Nacked, error.to_string()).with_source(error));
+        Ok(())
+    }
+
+    fn ensure_unsignalled(&self) -> Result<(), TurnError> {
+        match self.signal {
+            Signal::Pending => Ok(()),
+            _ => Err(TurnError::new(
+                ErrorCode::AlreadySignalled,
+                "ack() or nack() was called on a dispatch that was already signalled; check \
+                 `ctx.is_signalled()` first",
+            )),
+        }
+    }
+
+    /// Runs `handler` when the dispatch is acknowledged (not on nack). Handlers run in
+    /// registration order.
+    pub fn on_ack(
+        &mut self,
+        handler: impl FnOnce(&mut DispatchContext) + Send + 'static,
+    ) -> AckSubscription {
+        let mut registered = self
+            .ack_handlers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let id = registered.next_id;
+        registered.next_id += 1;
+        registered.handlers.push((id, Box::new(handler)));
+        AckSubscription {
+            id,
+            handlers: Arc::downgrade(&self.ack_handlers),
+        }
+    }
+
+    /// Whether `ack` or `nack` was called.
+    pub fn is_signalled(&self) -> bool {
+        !matches!(self.signal, Signal::Pending)
+    }
+
+    /// Whether `ack` was called.
+    pub fn is_acked(&self) -> bool {
+        matches!(self.signal, Signal::Acked)
+    }
+
+    /// The nack's error, once `nack` was called.
+    pub fn nack_error(&self) -> Option<&TurnError> {
+        match &self.signal {
+            Signal::Nacked(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// How many tool calls in this dispatch carry `checksum`: the same tool with the same
+    /// arguments. Middleware use it to stop a model that repeats itself.
+    pub fn tool_call_count(&self, checksum: &str) -> usize {
+        self.tool_calls
+            .iter()
+            .filter(|tool_call| tool_call.checksum() == checksum)
+            .count()
+    }
+
+    /// Aborts the dispatch only: it ends as `aborted` and the turn goes on to `turn_output`.
+    /// Use the turn context's `abort` to end the whole turn.
+    pub fn abort(&self, reason: impl Into<String>) {
+        self.abort.abort(AbortReason::Requested(reason.into()));
+    }
+
+    /// Whether the dispatch was aborted, directly or because the turn was.
     pub fn is_aborted(&self) -> bool {
-        self.abort_reason.is_some()
+        self.abort.is_aborted()
+    }
+
+    /// Whether the whole turn was aborted.
+    pub fn is_turn_aborted(&self) -> bool {
+        self.shared.abort.is_aborted()
+    }
+
+    /// The dispatch's cancellation token: cancelled when the dispatch or the turn is aborted.
+    pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
+        self.abort.token()
+    }
+
+    fn record_change(&mut self, delta: Delta) {
+        delta.clone().apply(self.collections_mut());
+        self.queue.push(delta);
+    }
+
+    fn collections_mut(&mut self) -> CollectionsMut<'_> {
+        CollectionsMut {
+            standing_instructions: &mut self.standing_instructions,
+            messages: &mut self.messages,
+            memories: &mut self.memories,
+            retrievables: &mut self.retrievables,
+            thoughts: &mut self.thoughts,
+            tool_calls: &mut self.tool_calls,
+        }
+    }
+
+    /// Applies the queued writes to the turn, in the order they were made.
+    pub(crate) fn flush_into(&mut self, turn: &mut TurnContext) {
+        for delta in self.queue.drain(..) {
+            delta.apply(turn.collections_mut());
+        }
+    }
+
+    /// Drops the queued writes: what was persisted stays persisted, the turn never sees it.
+    pub(crate) fn discard_queue(&mut self) {
+        self.queue.clear();
     }
 }
+
+super::storage_methods::storage_methods!(DispatchContext);
 
 impl PipelineContext for DispatchContext {
     fn is_aborted(&self) -> bool {
@@ -33,7 +301,13 @@ impl PipelineContext for DispatchContext {
     }
 
     fn report_failure(&mut self, failure: MiddlewareFailure) {
-        self.failures.push(failure);
+        let error = failure.into_turn_error(ErrorCode::DispatchPipelineError);
+        // The first failure ends the dispatch as nack; later ones (from post-steps of the same
+        // walk) are only logged, so the turn reports one error for one dispatch.
+        match &self.pipeline_failure {
+            None => self.pipeline_failure = Some(error),
+            Some(_) => tracing::warn!(dispatch_id = %self.id, "{error}"),
+        }
     }
 
     fn absorb_abort(&mut self, error: BoxError) -> Result<(), BoxError> {

@@ -1,10 +1,18 @@
-//! The contexts middleware and executors receive: `TurnContext` for the turn-scoped pipelines,
-//! `DispatchContext` for the dispatch-scoped ones and the executor.
+//! The contexts middleware and executors receive: [`TurnContext`] for the turn-scoped pipelines,
+//! [`DispatchContext`] for the dispatch-scoped ones and the executor, and what builds them.
 
 mod abort;
+mod collection;
 mod dispatch;
+mod raw;
+mod storage_methods;
 mod turn;
+pub(crate) mod write_queue;
 
 pub use abort::{AbortReason, Aborted};
-pub use dispatch::DispatchContext;
+pub use collection::{Collection, Record};
+pub use dispatch::{AckSubscription, DispatchContext};
+pub use raw::{InvalidTurnContext, RawTurnContext};
 pub use turn::TurnContext;
+
+pub(crate) use dispatch::Signal;

@@ -1,29 +1,232 @@
-//! The turn context. PROVISIONAL: fields arrive with the stash and storage merges.
+//! The turn context and the state a turn shares with its dispatch.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::Registry;
+use crate::events::{ErrorCode, Event, EventSink, TurnError};
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
+use crate::primitives::{
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
+};
+use crate::storage::{SharedStorage, StorageContext, TurnId};
 
-use super::{AbortReason, Aborted};
+use super::abort::AbortState;
+use super::{AbortReason, Aborted, Collection, InvalidTurnContext, RawTurnContext};
+
+/// What one turn shares between its context, its dispatch and the runner.
+#[derive(Debug)]
+pub(crate) struct TurnShared {
+    pub(crate) storage: SharedStorage,
+    pub(crate) storage_context: StorageContext,
+    pub(crate) events: EventSink,
+    pub(crate) abort: AbortState,
+    first_error: Mutex<Option<TurnError>>,
+}
+
+impl TurnShared {
+    pub(crate) fn turn_id(&self) -> &TurnId {
+        self.storage_context.turn_id()
+    }
+
+    /// Emits an error event and remembers the first one, which becomes the turn's outcome.
+    pub(crate) fn report_error(&self, error: TurnError) {
+        {
+            let mut first = self
+                .first_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if first.is_none() {
+                *first = Some(error.clone());
+            }
+        }
+        self.events.emit(Event::Error {
+            turn_id: self.turn_id().clone(),
+            error,
+        });
+    }
+
+    pub(crate) fn first_error(&self) -> Option<TurnError> {
+        self.first_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
 
 /// What turn-scoped middleware (`turn_input`, `turn_output`) receive.
-#[derive(Debug, Default)]
+///
+/// The five collections start empty: the runner loads nothing by itself. A `turn_input`
+/// middleware that wants history calls `fetch_messages` and adds what it wants to `messages`.
+/// `store_*`, `mutate_*` and `delete_*` persist through the storage adapter first and, when
+/// that succeeded, apply the change to the collection (`mutate` keeps the record's position).
 pub struct TurnContext {
-    /// The turn's scratchpad.
-    pub stash: crate::Registry,
-    abort_reason: Option<AbortReason>,
-    failures: Vec<MiddlewareFailure>,
+    /// The turn's scratchpad; fresh each turn, seeded from `RawTurnContext::stash`.
+    pub stash: Registry,
+    /// Standing instructions, in order.
+    pub standing_instructions: Vec<StandingInstruction>,
+    /// Messages the turn works with.
+    pub messages: Collection<Message>,
+    /// Memories the turn works with.
+    pub memories: Collection<Memory>,
+    /// Retrieved knowledge the turn works with.
+    pub retrievables: Collection<Retrievable>,
+    /// Reasoning traces the turn works with.
+    pub thoughts: Collection<Thought>,
+    /// Tool calls the turn works with.
+    pub tool_calls: Collection<ToolCall>,
+    /// The tools the model may call; fresh each turn from the runner's tools.
+    pub tools: ToolRegistry,
+    system_prompt: Tokenizable,
+    pub(crate) shared: Arc<TurnShared>,
+}
+
+impl std::fmt::Debug for TurnContext {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TurnContext")
+            .field("id", self.id())
+            .field("system_prompt", &self.system_prompt)
+            .field("stash", &self.stash)
+            .field("messages", &self.messages.len())
+            .field("memories", &self.memories.len())
+            .field("retrievables", &self.retrievables.len())
+            .field("thoughts", &self.thoughts.len())
+            .field("tool_calls", &self.tool_calls.len())
+            .field("aborted", &self.is_aborted())
+            .finish_non_exhaustive()
+    }
 }
 
 impl TurnContext {
-    /// Aborts the turn: remaining middleware bodies are skipped and no error is reported.
-    pub fn abort(&mut self, reason: impl Into<String>) {
-        if self.abort_reason.is_none() {
-            self.abort_reason = Some(AbortReason::Requested(reason.into()));
-        }
+    /// Builds the context of a turn from the caller's raw input, validating it.
+    ///
+    /// The runner does this for every `run`; call it yourself to test middleware without a
+    /// runner (its events go nowhere but `tracing`).
+    ///
+    /// ```
+    /// use adk::context::{RawTurnContext, TurnContext};
+    /// use adk::primitives::ToolRegistry;
+    /// use adk::storage::{NoopStorage, SharedStorage};
+    ///
+    /// let raw = RawTurnContext::new("conversation-1", "You are terse.");
+    /// let ctx = TurnContext::new(raw, SharedStorage::new(NoopStorage::new()), ToolRegistry::new())
+    ///     .unwrap();
+    /// assert!(ctx.messages.is_empty());
+    /// ```
+    pub fn new(
+        raw: RawTurnContext,
+        storage: SharedStorage,
+        tools: ToolRegistry,
+    ) -> Result<Self, InvalidTurnContext> {
+        Self::with_events(raw, storage, tools, EventSink::default())
     }
 
-    /// Whether the turn was aborted.
+    pub(crate) fn with_events(
+        raw: RawTurnContext,
+        storage: SharedStorage,
+        tools: ToolRegistry,
+        events: EventSink,
+    ) -> Result<Self, InvalidTurnContext> {
+        if raw.conversation_id.is_empty() {
+            return Err(InvalidTurnContext::EmptyConversationId);
+        }
+        if raw.system_prompt.is_empty_static() {
+            return Err(InvalidTurnContext::EmptySystemPrompt);
+        }
+        let stash = match raw.stash {
+            Some(seed) => Registry::from_nested(seed)?,
+            None => Registry::new(),
+        };
+        let caller_token = raw.cancellation.unwrap_or_default();
+        let abort = AbortState::child_of(&caller_token);
+        let mut storage_context = StorageContext::new(raw.conversation_id)
+            .with_turn_id(TurnId::new())
+            .with_cancellation(abort.token().clone());
+        if let Some(identity) = raw.identity {
+            storage_context = storage_context.with_identity(identity);
+        }
+        Ok(Self {
+            stash,
+            standing_instructions: raw.standing_instructions,
+            messages: Collection::new(),
+            memories: Collection::new(),
+            retrievables: Collection::new(),
+            thoughts: Collection::new(),
+            tool_calls: Collection::new(),
+            tools,
+            system_prompt: raw.system_prompt,
+            shared: Arc::new(TurnShared {
+                storage,
+                storage_context,
+                events,
+                abort,
+                first_error: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The turn's id, fresh for every run.
+    pub fn id(&self) -> &TurnId {
+        self.shared.turn_id()
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(&self) -> &Tokenizable {
+        &self.system_prompt
+    }
+
+    /// What storage callbacks receive for this turn: conversation, turn, identity, cancellation.
+    pub fn storage_context(&self) -> &StorageContext {
+        &self.shared.storage_context
+    }
+
+    /// The storage adapter, for calls the context has no method for.
+    pub fn storage(&self) -> &SharedStorage {
+        &self.shared.storage
+    }
+
+    /// Aborts the turn: the remaining middleware bodies are skipped, the dispatch (if running)
+    /// ends as aborted, no error event is emitted and `TurnEnd` still fires. The first reason
+    /// given wins.
+    pub fn abort(&self, reason: impl Into<String>) {
+        self.shared
+            .abort
+            .abort(AbortReason::Requested(reason.into()));
+    }
+
+    /// Whether the turn was aborted, by `abort` or by the caller's cancellation token.
     pub fn is_aborted(&self) -> bool {
-        self.abort_reason.is_some()
+        self.shared.abort.is_aborted()
+    }
+
+    /// Why the turn was aborted, once it was.
+    pub fn abort_reason(&self) -> Option<AbortReason> {
+        self.shared.abort.reason()
+    }
+
+    /// The turn's cancellation token: cancelled when the turn is aborted. Hand it to work that
+    /// should stop with the turn.
+    pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
+        self.shared.abort.token()
+    }
+}
+
+super::storage_methods::storage_methods!(TurnContext);
+
+impl TurnContext {
+    fn record_change(&mut self, delta: super::write_queue::Delta) {
+        delta.apply(self.collections_mut());
+    }
+
+    pub(crate) fn collections_mut(&mut self) -> super::write_queue::CollectionsMut<'_> {
+        super::write_queue::CollectionsMut {
+            standing_instructions: &mut self.standing_instructions,
+            messages: &mut self.messages,
+            memories: &mut self.memories,
+            retrievables: &mut self.retrievables,
+            thoughts: &mut self.thoughts,
+            tool_calls: &mut self.tool_calls,
+        }
     }
 }
 
@@ -33,7 +236,11 @@ impl PipelineContext for TurnContext {
     }
 
     fn report_failure(&mut self, failure: MiddlewareFailure) {
-        self.failures.push(failure);
+        let code = match failure.pipeline {
+            "turn_output" => ErrorCode::OutputPipelineError,
+            _ => ErrorCode::InputPipelineError,
+        };
+        self.shared.report_error(failure.into_turn_error(code));
     }
 
     fn absorb_abort(&mut self, error: BoxError) -> Result<(), BoxError> {

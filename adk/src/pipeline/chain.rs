@@ -235,7 +235,7 @@ async fn run_layer<C: PipelineContext>(
     Downstream::Failed
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&'static str>() {
         (*message).to_owned()
     } else if let Some(message) = payload.downcast_ref::<String>() {

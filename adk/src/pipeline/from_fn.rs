@@ -1,5 +1,7 @@
 //! Closures as middleware.
 
+use std::marker::PhantomData;
+
 use super::{BoxError, BoxFuture, Middleware, Next, Pipeline};
 
 /// Turns a closure into middleware for any pipeline whose context it takes.
@@ -20,17 +22,42 @@ use super::{BoxError, BoxFuture, Middleware, Next, Pipeline};
 /// });
 /// # let _ = count_turns;
 /// ```
-pub fn from_fn<F>(function: F) -> FromFn<F> {
-    FromFn { function }
+pub fn from_fn<C, F>(function: F) -> FromFn<F, C>
+where
+    F: for<'a> Fn(&'a mut C, Next<'a, C>) -> BoxFuture<'a, Result<(), BoxError>>,
+{
+    FromFn {
+        function,
+        context: PhantomData,
+    }
 }
 
-/// Middleware made from a closure by [`from_fn`].
-#[derive(Clone, Copy, Debug)]
-pub struct FromFn<F> {
+/// Middleware made from a closure by [`from_fn`]; `C` is the context it takes, which decides
+/// the pipelines it fits.
+pub struct FromFn<F, C> {
     function: F,
+    context: PhantomData<fn(&mut C)>,
 }
 
-impl<P, F> Middleware<P> for FromFn<F>
+impl<F: Clone, C> Clone for FromFn<F, C> {
+    fn clone(&self) -> Self {
+        Self {
+            function: self.function.clone(),
+            context: PhantomData,
+        }
+    }
+}
+
+impl<F, C> std::fmt::Debug for FromFn<F, C> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("FromFn")
+            .field("context", &std::any::type_name::<C>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P, F> Middleware<P> for FromFn<F, P::Context>
 where
     P: Pipeline,
     F: for<'a> Fn(&'a mut P::Context, Next<'a, P::Context>) -> BoxFuture<'a, Result<(), BoxError>>

@@ -26,6 +26,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 pub use from_fn::{FromFn, from_fn};
 
@@ -93,6 +94,29 @@ pub enum FailureCause {
     Error(BoxError),
     /// It panicked; the panic message when it was a string.
     Panic(String),
+}
+
+impl MiddlewareFailure {
+    /// The failure as the error the runner reports, under `code`.
+    pub fn into_turn_error(self, code: crate::events::ErrorCode) -> crate::events::TurnError {
+        let message = format!(
+            "middleware #{} of the `{}` pipeline failed: {}",
+            self.position, self.pipeline, self.cause
+        );
+        let error = crate::events::TurnError::new(code, message);
+        match self.cause {
+            FailureCause::Error(source) => error.with_source(source),
+            FailureCause::Panic(panic) => error.with_source(Panicked { message: panic }),
+        }
+    }
+}
+
+/// The source of an error reported for a panic: the panic message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("panicked: {message}")]
+pub struct Panicked {
+    /// The panic message, when the payload was a string.
+    pub message: String,
 }
 
 impl fmt::Display for FailureCause {

@@ -1,6 +1,6 @@
 //! A dispatch context behind an alias, caught by the type system at the alias.
+use adk::DispatchContext;
 use adk::pipeline::{BoxError, Next};
-use adk::{DispatchContext, TurnContext};
 
 type Ctx = DispatchContext;
 
@@ -10,6 +10,4 @@ async fn load_history(ctx: &mut Ctx, next: Next<'_, Ctx>) -> Result<(), BoxError
     Ok(())
 }
 
-fn main() {
-    let _ = TurnContext::default();
-}
+fn main() {}

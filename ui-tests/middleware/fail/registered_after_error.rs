@@ -1,6 +1,7 @@
 //! After a macro error, registering the middleware adds no second error.
-use adk::pipeline::{BoxError, Next};
 use adk::TurnContext;
+use adk::TurnRunner;
+use adk::pipeline::{BoxError, Next};
 
 #[adk::middleware(pipeline = turn_input)]
 async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
@@ -8,8 +9,6 @@ async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Res
     Ok(())
 }
 
-fn register_on_turn_input(_: impl adk::pipeline::Middleware<adk::pipeline::TurnInput>) {}
-
 fn main() {
-    register_on_turn_input(load_history);
+    let _ = TurnRunner::builder().turn_input(load_history);
 }

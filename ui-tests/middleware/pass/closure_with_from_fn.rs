@@ -3,16 +3,7 @@
 #![deny(warnings)]
 
 use adk::TurnContext;
-use adk::pipeline::{BoxError, BoxFuture, Next, Stack, TurnInput, from_fn};
-
-// `from_fn` puts no `Fn` bound on its argument, so nothing tells the closure that its future
-// borrows both parameters for one lifetime; this identity fn states that signature.
-fn turn_closure<F>(closure: F) -> F
-where
-    F: for<'a> Fn(&'a mut TurnContext, Next<'a, TurnContext>) -> BoxFuture<'a, Result<(), BoxError>>,
-{
-    closure
-}
+use adk::pipeline::{BoxError, Next, Stack, TurnInput, from_fn};
 
 #[adk::middleware(pipeline = turn_input)]
 async fn from_macro(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
@@ -22,12 +13,12 @@ async fn from_macro(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Resul
 
 fn main() {
     let mut stack = Stack::<TurnInput>::new();
-    stack.push(from_fn(turn_closure(|ctx, next| {
+    stack.push(from_fn(|ctx: &mut TurnContext, next| {
         Box::pin(async move {
             let _ = next.run(ctx).await;
-            Ok(())
+            Ok::<(), BoxError>(())
         })
-    })));
+    }));
     stack.push(from_macro);
     assert_eq!(stack.len(), 2);
 }

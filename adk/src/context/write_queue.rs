@@ -1,0 +1,75 @@
+//! Changes to the turn collections, as values: applied at once to the context that made them
+//! and, inside a dispatch, queued for the turn until the iteration completes.
+
+use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
+
+use super::Collection;
+
+/// One change to one collection.
+#[derive(Clone, Debug)]
+pub(crate) enum Change<T> {
+    Store(T),
+    Mutate(T),
+    Delete(String),
+}
+
+/// A change to any of the collections a context carries.
+#[derive(Clone, Debug)]
+pub(crate) enum Delta {
+    Message(Change<Message>),
+    Memory(Change<Memory>),
+    Thought(Change<Thought>),
+    ToolCall(Change<ToolCall>),
+    Retrievable(Change<Retrievable>),
+    StoreInstruction(StandingInstruction),
+    MutateInstruction(StandingInstruction),
+    DeleteInstruction(StandingInstruction),
+}
+
+/// The collections a change can be applied to: both contexts have them.
+pub(crate) struct CollectionsMut<'a> {
+    pub(crate) standing_instructions: &'a mut Vec<StandingInstruction>,
+    pub(crate) messages: &'a mut Collection<Message>,
+    pub(crate) memories: &'a mut Collection<Memory>,
+    pub(crate) retrievables: &'a mut Collection<Retrievable>,
+    pub(crate) thoughts: &'a mut Collection<Thought>,
+    pub(crate) tool_calls: &'a mut Collection<ToolCall>,
+}
+
+fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change<T>) {
+    match change {
+        Change::Store(record) => collection.add(record),
+        Change::Mutate(record) => collection.replace(record),
+        Change::Delete(id) => {
+            collection.remove(&id);
+        }
+    }
+}
+
+impl Delta {
+    pub(crate) fn apply(self, target: CollectionsMut<'_>) {
+        match self {
+            Self::Message(change) => apply_change(target.messages, change),
+            Self::Memory(change) => apply_change(target.memories, change),
+            Self::Thought(change) => apply_change(target.thoughts, change),
+            Self::ToolCall(change) => apply_change(target.tool_calls, change),
+            Self::Retrievable(change) => apply_change(target.retrievables, change),
+            // Standing instructions have no id: they are identified by value, so storing or
+            // mutating one that is already present changes nothing.
+            Self::StoreInstruction(instruction) | Self::MutateInstruction(instruction) => {
+                if !target.standing_instructions.contains(&instruction) {
+                    target.standing_instructions.push(instruction);
+                }
+            }
+            Self::DeleteInstruction(instruction) => {
+                if let Some(position) = target
+                    .standing_instructions
+                    .iter()
+                    .position(|existing| *existing == instruction)
+                {
+                    target.standing_instructions.remove(position);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The dispatch loop: the executor (the model call) run in iterations between the
+//! `dispatch_input` and `dispatch_output` pipelines until it is acknowledged, refused or
+//! aborted.
+//!
+//! Per iteration: `IterationStart`, `dispatch_input`, the executor, `dispatch_output`, the
+//! write-queue flush into the turn, `IterationEnd`. An ack or nack from the executor skips that
+//! iteration's output pipeline and its `IterationEnd`; an ack or nack inside a pipeline lets that
+//! pipeline finish, then the loop exits. The loop is bounded (see
+//! [`DEFAULT_MAX_ITERATIONS`]): a runaway executor ends as nack with
+//! `E_DISPATCH_ITERATION_LIMIT_EXCEEDED` instead of spinning forever.
+
+mod executor;
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Instant, SystemTime};
+
+use futures_util::FutureExt;
+
+pub use executor::{Executor, ExecutorFn, executor_fn};
+
+use crate::context::{DispatchContext, Signal, TurnContext};
+use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};
+use crate::pipeline::{
+    DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, Stack,
+};
+
+/// The iteration bound a runner uses unless `TurnRunnerBuilder::max_iterations` says otherwise.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 128;
+
+/// How a dispatch ended.
+#[derive(Clone, Debug)]
+pub struct DispatchReport {
+    /// Ack, nack or aborted.
+    pub status: DispatchStatus,
+    /// The error that ended a nacked dispatch.
+    pub error: Option<TurnError>,
+    /// How many iterations completed.
+    pub iterations: u32,
+}
+
+pub(crate) struct DispatchPlan<'a> {
+    pub(crate) input: &'a Stack<DispatchInput>,
+    pub(crate) output: &'a Stack<DispatchOutput>,
+    pub(crate) executor: &'a dyn Executor,
+    pub(crate) max_iterations: u32,
+}
+
+/// Runs one dispatch of `turn`, flushing completed iterations' writes into it.
+pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>) -> DispatchReport {
+    let mut ctx = DispatchContext::seeded_from(turn);
+    let events = ctx.shared.events.clone();
+    let turn_id = turn.id().clone();
+    let dispatch_id = ctx.id().to_owned();
+    let started_at = SystemTime::now();
+    let started = Instant::now();
+    events.emit(Event::DispatchStart {
+        turn_id: turn_id.clone(),
+        dispatch_id: dispatch_id.clone(),
+        started_at,
+    });
+
+    let mut completed_iterations = 0;
+    let mut dispatch_error: Option<TurnError> = None;
+    while !ctx.is_aborted() && !ctx.is_signalled() {
+        if completed_iterations >= plan.max_iterations {
+            dispatch_error = Some(TurnError::new(
+                ErrorCode::IterationLimitExceeded,
+                format!(
+                    "the dispatch ran {} iterations without an ack or nack; raise the bound with \
+                     `TurnRunnerBuilder::max_iterations` or make the executor call `ctx.ack()`",
+                    plan.max_iterations
+                ),
+            ));
+            break;
+        }
+        ctx.iteration = completed_iterations;
+        let iteration_started_at = SystemTime::now();
+        let iteration_started = Instant::now();
+        events.emit(Event::IterationStart {
+            dispatch_id: dispatch_id.clone(),
+            iteration: completed_iterations,
+            started_at: iteration_started_at,
+        });
+
+        let input = plan.input.run(&mut ctx).await.outcome;
+        if let Some(error) = pipeline_error(&mut ctx, input, "dispatch_input") {
+            dispatch_error = Some(error);
+            break;
+        }
+        if ctx.is_aborted() || ctx.is_signalled() {
+            settle_queue(&mut ctx, turn);
+            break;
+        }
+
+        let executed = AssertUnwindSafe(plan.executor.execute(&mut ctx))
+            .catch_unwind()
+            .await;
+        let executor_failure = match executed {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => match ctx.absorb_abort(error) {
+                Ok(()) => None,
+                Err(error) => Some(executor_error(error.to_string(), error)),
+            },
+            Err(panic) => {
+                let message = crate::pipeline::panic_message(panic.as_ref());
+                Some(executor_error(
+                    format!("panicked: {message}"),
+                    Panicked { message }.into(),
+                ))
+            }
+        };
+        if let Some(error) = executor_failure {
+            dispatch_error = Some(error);
+            break;
+        }
+        if ctx.is_aborted() || ctx.is_signalled() {
+            settle_queue(&mut ctx, turn);
+            break;
+        }
+
+        let output = plan.output.run(&mut ctx).await.outcome;
+        if let Some(error) = pipeline_error(&mut ctx, output, "dispatch_output") {
+            dispatch_error = Some(error);
+            break;
+        }
+        // The iteration completed: its writes reach the turn, even when an output middleware
+        // nacked (the nack ends the loop; what the iteration did stands).
+        if ctx.is_aborted() {
+            ctx.discard_queue();
+        } else {
+            ctx.flush_into(turn);
+        }
+        let ended_at = SystemTime::now();
+        events.emit(Event::IterationEnd {
+            dispatch_id: dispatch_id.clone(),
+            iteration: completed_iterations,
+            started_at: iteration_started_at,
+            ended_at,
+            duration: iteration_started.elapsed(),
+        });
+        completed_iterations += 1;
+    }
+    if dispatch_error.is_some() {
+        ctx.discard_queue();
+    }
+
+    let nack_error = match &ctx.signal {
+        Signal::Nacked(error) => Some(error.clone()),
+        _ => None,
+    };
+    let status = if dispatch_error.is_some() || nack_error.is_some() {
+        DispatchStatus::Nack
+    } else if ctx.is_acked() {
+        DispatchStatus::Ack
+    } else {
+        DispatchStatus::Aborted
+    };
+    let error = dispatch_error.or(nack_error);
+    events.emit(Event::DispatchEnd {
+        turn_id,
+        dispatch_id,
+        status,
+        error: error.clone(),
+        iterations: completed_iterations,
+        started_at,
+        ended_at: SystemTime::now(),
+        duration: started.elapsed(),
+    });
+    DispatchReport {
+        status,
+        error,
+        iterations: completed_iterations,
+    }
+}
+
+/// An acknowledged dispatch hands its queued writes to the turn; anything else drops them.
+fn settle_queue(ctx: &mut DispatchContext, turn: &mut TurnContext) {
+    if ctx.is_acked() && !ctx.is_aborted() {
+        ctx.flush_into(turn);
+    } else {
+        ctx.discard_queue();
+    }
+}
+
+/// The error a dispatch pipeline's walk ends the dispatch with, if any: a middleware failure,
+/// or a short-circuit that no abort or signal explains.
+fn pipeline_error(
+    ctx: &mut DispatchContext,
+    outcome: Downstream,
+    pipeline: &'static str,
+) -> Option<TurnError> {
+    match outcome {
+        Downstream::Failed => ctx.pipeline_failure.take(),
+        Downstream::ShortCircuited if !ctx.is_aborted() && !ctx.is_signalled() => {
+            Some(short_circuited(pipeline))
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn short_circuited(pipeline: &'static str) -> TurnError {
+    TurnError::new(
+        ErrorCode::PipelineShortCircuited,
+        format!(
+            "the `{pipeline}` pipeline short-circuited: a middleware returned without calling \
+             `next.run(ctx).await` and without aborting; call `next`, or use `ctx.abort(reason)` \
+             for an intentional refusal"
+        ),
+    )
+}
+
+fn executor_error(cause: String, source: crate::pipeline::BoxError) -> TurnError {
+    TurnError::new(
+        ErrorCode::ExecutorError,
+        format!("the executor failed: {cause}"),
+    )
+    .with_source(source)
+}

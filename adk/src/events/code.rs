@@ -1,0 +1,80 @@
+//! Error codes: the original's `E_*` names, as an enum.
+
+use std::fmt;
+
+/// The code of an error reported on the observability bus or returned by `run`.
+///
+/// Codes keep the TypeScript original's names so logs and alerts carry over; `as_str` gives the
+/// `E_*` form.
+///
+/// ```
+/// use adk::events::ErrorCode;
+///
+/// assert_eq!(ErrorCode::InputPipelineError.as_str(), "E_INPUT_PIPELINE_ERROR");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The raw turn context handed to `run` was invalid; nothing ran.
+    InvalidTurnContext,
+    /// A `turn_input` middleware returned an error or panicked.
+    InputPipelineError,
+    /// A `turn_output` middleware returned an error or panicked.
+    OutputPipelineError,
+    /// A `dispatch_input` or `dispatch_output` middleware returned an error or panicked.
+    DispatchPipelineError,
+    /// A pipeline ended without reaching its end and without an abort.
+    PipelineShortCircuited,
+    /// The executor returned an error or panicked.
+    ExecutorError,
+    /// `ack` or `nack` was called on a dispatch that was already signalled.
+    AlreadySignalled,
+    /// The dispatch was nacked; the nack's own error is the source.
+    Nacked,
+    /// The dispatch loop ran past its iteration bound.
+    IterationLimitExceeded,
+    /// Two tools share a name.
+    ToolAlreadyRegistered,
+    /// Tool arguments failed the tool's input schema.
+    InvalidToolArgs,
+    /// A tool handler returned an error or panicked.
+    ToolDownstreamError,
+    /// A turn gate timed out.
+    TurnGateTimeout,
+    /// A turn gate was aborted.
+    TurnGateAborted,
+    /// A turn gate resolution did not match the awaited type.
+    InvalidTurnGateResolution,
+    /// A storage callback failed.
+    StorageError,
+}
+
+impl ErrorCode {
+    /// The `E_*` name of this code.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidTurnContext => "E_INVALID_TURN_CONTEXT",
+            Self::InputPipelineError => "E_INPUT_PIPELINE_ERROR",
+            Self::OutputPipelineError => "E_OUTPUT_PIPELINE_ERROR",
+            Self::DispatchPipelineError => "E_DISPATCH_PIPELINE_ERROR",
+            Self::PipelineShortCircuited => "E_PIPELINE_SHORT_CIRCUITED",
+            Self::ExecutorError => "E_LLM_EXECUTION_EXECUTOR_ERROR",
+            Self::AlreadySignalled => "E_LLM_EXECUTION_ALREADY_SIGNALLED",
+            Self::Nacked => "E_LLM_EXECUTION_NACKED",
+            Self::IterationLimitExceeded => "E_DISPATCH_ITERATION_LIMIT_EXCEEDED",
+            Self::ToolAlreadyRegistered => "E_TOOL_ALREADY_REGISTERED",
+            Self::InvalidToolArgs => "E_INVALID_TOOL_ARGS",
+            Self::ToolDownstreamError => "E_TOOL_DOWNSTREAM_ERROR",
+            Self::TurnGateTimeout => "E_TURN_GATE_TIMEOUT",
+            Self::TurnGateAborted => "E_TURN_GATE_ABORTED",
+            Self::InvalidTurnGateResolution => "E_INVALID_TURN_GATE_RESOLUTION",
+            Self::StorageError => "E_STORAGE_ERROR",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,224 @@
+//! The observability bus: one [`Event`] enum, delivered synchronously and in order to the
+//! listeners registered on the runner, and mirrored as `tracing` spans and events.
+//!
+//! Errors that happen inside a turn are never thrown past `run`: they arrive here as
+//! [`Event::Error`], each with its [`ErrorCode`] and the source error.
+
+mod code;
+mod error;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+pub use code::ErrorCode;
+pub use error::TurnError;
+
+use crate::storage::TurnId;
+
+/// Something that happened during a turn.
+///
+/// Events of one turn arrive in the order they happened: `TurnStart` first, `TurnEnd` last,
+/// `DispatchStart` < `IterationStart` < … < `DispatchEnd` in between.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// The turn began (after its raw context was validated).
+    TurnStart {
+        /// The turn.
+        turn_id: TurnId,
+        /// When it began.
+        started_at: SystemTime,
+    },
+    /// The turn ended; always emitted once `TurnStart` was.
+    TurnEnd {
+        /// The turn.
+        turn_id: TurnId,
+        /// When it began.
+        started_at: SystemTime,
+        /// When it ended.
+        ended_at: SystemTime,
+        /// How long it took.
+        duration: Duration,
+    },
+    /// The dispatch loop began.
+    DispatchStart {
+        /// The turn it belongs to.
+        turn_id: TurnId,
+        /// The dispatch.
+        dispatch_id: String,
+        /// When it began.
+        started_at: SystemTime,
+    },
+    /// The dispatch loop ended.
+    DispatchEnd {
+        /// The turn it belongs to.
+        turn_id: TurnId,
+        /// The dispatch.
+        dispatch_id: String,
+        /// How it ended.
+        status: DispatchStatus,
+        /// The error that ended it, for a nack.
+        error: Option<TurnError>,
+        /// How many iterations completed (reached their end of iteration).
+        iterations: u32,
+        /// When it began.
+        started_at: SystemTime,
+        /// When it ended.
+        ended_at: SystemTime,
+        /// How long it took.
+        duration: Duration,
+    },
+    /// An iteration of the dispatch loop began.
+    IterationStart {
+        /// The dispatch.
+        dispatch_id: String,
+        /// The iteration, counted from zero.
+        iteration: u32,
+        /// When it began.
+        started_at: SystemTime,
+    },
+    /// An iteration completed: its output pipeline ran and its writes were flushed.
+    IterationEnd {
+        /// The dispatch.
+        dispatch_id: String,
+        /// The iteration, counted from zero.
+        iteration: u32,
+        /// When it began.
+        started_at: SystemTime,
+        /// When it ended.
+        ended_at: SystemTime,
+        /// How long it took.
+        duration: Duration,
+    },
+    /// Something failed. The turn goes on or ends as the lifecycle says; `run` still returns.
+    Error {
+        /// The turn.
+        turn_id: TurnId,
+        /// What failed, with its code and source.
+        error: TurnError,
+    },
+}
+
+impl Event {
+    /// The event's name as the original spells it (`turnStart`, `dispatchEnd`, `error`, …), for
+    /// logs and for asserting event sequences.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::TurnStart { .. } => "turnStart",
+            Self::TurnEnd { .. } => "turnEnd",
+            Self::DispatchStart { .. } => "dispatchStart",
+            Self::DispatchEnd { .. } => "dispatchEnd",
+            Self::IterationStart { .. } => "iterationStart",
+            Self::IterationEnd { .. } => "iterationEnd",
+            Self::Error { .. } => "error",
+        }
+    }
+}
+
+/// How a dispatch ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DispatchStatus {
+    /// The executor or a dispatch middleware acknowledged: the turn's output pipeline runs.
+    Ack,
+    /// The dispatch failed or was nacked; the turn's output pipeline is skipped.
+    Nack,
+    /// The dispatch (or the whole turn) was aborted.
+    Aborted,
+}
+
+impl DispatchStatus {
+    /// `"ack"`, `"nack"` or `"aborted"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ack => "ack",
+            Self::Nack => "nack",
+            Self::Aborted => "aborted",
+        }
+    }
+}
+
+/// A listener on the observability bus.
+pub type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Where a turn's events go: the runner's listeners and `tracing`.
+///
+/// Cheap to clone; the contexts hold one so middleware-level failures are reported where they
+/// are caught.
+#[derive(Clone, Default)]
+pub struct EventSink {
+    listeners: Arc<[Listener]>,
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("EventSink")
+            .field("listeners", &self.listeners.len())
+            .finish()
+    }
+}
+
+impl EventSink {
+    pub(crate) fn new(listeners: Arc<[Listener]>) -> Self {
+        Self { listeners }
+    }
+
+    /// Delivers `event` to every listener, in registration order, then to `tracing`.
+    ///
+    /// A panicking listener is contained: the remaining listeners still receive the event and
+    /// the turn goes on.
+    pub fn emit(&self, event: Event) {
+        mirror_to_tracing(&event);
+        for listener in self.listeners.iter() {
+            let delivered =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(&event)));
+            if delivered.is_err() {
+                tracing::error!(event = event.name(), "an adk event listener panicked");
+            }
+        }
+    }
+}
+
+fn mirror_to_tracing(event: &Event) {
+    match event {
+        Event::TurnStart { turn_id, .. } => {
+            tracing::debug!(target: "adk::events", %turn_id, "turn started");
+        }
+        Event::TurnEnd {
+            turn_id, duration, ..
+        } => {
+            tracing::debug!(target: "adk::events", %turn_id, ?duration, "turn ended");
+        }
+        Event::DispatchStart { dispatch_id, .. } => {
+            tracing::debug!(target: "adk::events", %dispatch_id, "dispatch started");
+        }
+        Event::DispatchEnd {
+            dispatch_id,
+            status,
+            iterations,
+            ..
+        } => {
+            tracing::debug!(
+                target: "adk::events",
+                %dispatch_id,
+                status = status.as_str(),
+                iterations,
+                "dispatch ended"
+            );
+        }
+        Event::IterationStart { iteration, .. } => {
+            tracing::trace!(target: "adk::events", iteration, "iteration started");
+        }
+        Event::IterationEnd { iteration, .. } => {
+            tracing::trace!(target: "adk::events", iteration, "iteration ended");
+        }
+        Event::Error { turn_id, error } => {
+            tracing::warn!(
+                target: "adk::events",
+                %turn_id,
+                code = error.code().as_str(),
+                "{error}"
+            );
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The typestate builder: `build()` exists only once storage and an executor are given.
+
+use std::sync::Arc;
+
+use crate::dispatch::{DEFAULT_MAX_ITERATIONS, Executor};
+use crate::events::{Event, Listener};
+use crate::pipeline::{DispatchInput, DispatchOutput, Middleware, Stack, TurnInput, TurnOutput};
+use crate::primitives::Tool;
+use crate::storage::{SharedStorage, StorageAdapter};
+
+use super::{RunnerParts, TurnRunner};
+
+/// The builder has no storage adapter yet.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoStorage;
+
+/// The builder has no executor yet.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoExecutor;
+
+/// The builder's storage slot is filled.
+#[diagnostic::on_unimplemented(
+    message = "the turn runner has no storage adapter",
+    label = "`build()` needs a storage adapter first",
+    note = "call `.storage(adapter)` before `.build()`; `adk::storage::NoopStorage` persists nothing, for tests and prototypes"
+)]
+pub trait HasStorage: sealed::Sealed {
+    #[doc(hidden)]
+    fn into_storage(self) -> SharedStorage;
+}
+
+/// The builder's executor slot is filled.
+#[diagnostic::on_unimplemented(
+    message = "the turn runner has no executor",
+    label = "`build()` needs an executor first",
+    note = "call `.executor(executor)` before `.build()`; the executor is the model call, see `adk::dispatch::Executor`"
+)]
+pub trait HasExecutor: sealed::Sealed {
+    #[doc(hidden)]
+    fn into_executor(self) -> Arc<dyn Executor>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::storage::SharedStorage {}
+    impl Sealed for std::sync::Arc<dyn crate::dispatch::Executor> {}
+}
+
+impl HasStorage for SharedStorage {
+    fn into_storage(self) -> SharedStorage {
+        self
+    }
+}
+
+impl HasExecutor for Arc<dyn Executor> {
+    fn into_executor(self) -> Arc<dyn Executor> {
+        self
+    }
+}
+
+/// Builds a [`TurnRunner`]. Start with [`TurnRunner::builder`].
+///
+/// Middleware run in the order they are registered on each pipeline. `build()` compiles only
+/// once a storage adapter and an executor were given.
+#[must_use = "a builder does nothing until `.build()`"]
+pub struct TurnRunnerBuilder<S = NoStorage, X = NoExecutor> {
+    storage: S,
+    executor: X,
+    tools: Vec<Tool>,
+    turn_input: Stack<TurnInput>,
+    turn_output: Stack<TurnOutput>,
+    dispatch_input: Stack<DispatchInput>,
+    dispatch_output: Stack<DispatchOutput>,
+    listeners: Vec<Listener>,
+    max_iterations: u32,
+}
+
+impl std::fmt::Debug for TurnRunnerBuilder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TurnRunnerBuilder")
+            .finish_non_exhaustive()
+    }
+}
+
+impl TurnRunnerBuilder {
+    pub(crate) fn new() -> Self {
+        Self {
+            storage: NoStorage,
+            executor: NoExecutor,
+            tools: Vec::new(),
+            turn_input: Stack::new(),
+            turn_output: Stack::new(),
+            dispatch_input: Stack::new(),
+            dispatch_output: Stack::new(),
+            listeners: Vec::new(),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+        }
+    }
+}
+
+impl<S, X> TurnRunnerBuilder<S, X> {
+    /// The storage adapter every turn's context delegates to.
+    pub fn storage(self, adapter: impl StorageAdapter) -> TurnRunnerBuilder<SharedStorage, X> {
+        self.shared_storage(SharedStorage::new(adapter))
+    }
+
+    /// A storage adapter that is already shared (to keep a handle on it, for example).
+    pub fn shared_storage(self, storage: SharedStorage) -> TurnRunnerBuilder<SharedStorage, X> {
+        TurnRunnerBuilder {
+            storage,
+            executor: self.executor,
+            tools: self.tools,
+            turn_input: self.turn_input,
+            turn_output: self.turn_output,
+            dispatch_input: self.dispatch_input,
+            dispatch_output: self.dispatch_output,
+            listeners: self.listeners,
+            max_iterations: self.max_iterations,
+        }
+    }
+
+    /// The executor: the model call each dispatch iteration makes.
+    pub fn executor(self, executor: impl Executor) -> TurnRunnerBuilder<S, Arc<dyn Executor>> {
+        TurnRunnerBuilder {
+            storage: self.storage,
+            executor: Arc::new(executor),
+            tools: self.tools,
+            turn_input: self.turn_input,
+            turn_output: self.turn_output,
+            dispatch_input: self.dispatch_input,
+            dispatch_output: self.dispatch_output,
+            listeners: self.listeners,
+            max_iterations: self.max_iterations,
+        }
+    }
+
+    /// Appends middleware to `turn_input`, run once before the dispatch.
+    pub fn turn_input(mut self, middleware: impl Middleware<TurnInput>) -> Self {
+        self.turn_input.push(middleware);
+        self
+    }
+
+    /// Appends middleware to `turn_output`, run once after an acknowledged dispatch.
+    pub fn turn_output(mut self, middleware: impl Middleware<TurnOutput>) -> Self {
+        self.turn_output.push(middleware);
+        self
+    }
+
+    /// Appends middleware to `dispatch_input`, run every iteration before the executor.
+    pub fn dispatch_input(mut self, middleware: impl Middleware<DispatchInput>) -> Self {
+        self.dispatch_input.push(middleware);
+        self
+    }
+
+    /// Appends middleware to `dispatch_output`, run every iteration after the executor.
+    pub fn dispatch_output(mut self, middleware: impl Middleware<DispatchOutput>) -> Self {
+        self.dispatch_output.push(middleware);
+        self
+    }
+
+    /// Adds a tool every turn starts with. Duplicate names are refused when a turn runs, with
+    /// `E_TOOL_ALREADY_REGISTERED`.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds several tools; see [`TurnRunnerBuilder::tool`].
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Listens to every event of every turn, synchronously and in order. Keep listeners quick:
+    /// they run on the turn's task.
+    pub fn observe(mut self, listener: impl Fn(&Event) + Send + Sync + 'static) -> Self {
+        self.listeners.push(Arc::new(listener));
+        self
+    }
+
+    /// Bounds the dispatch loop (default [`DEFAULT_MAX_ITERATIONS`]). A dispatch still running
+    /// after this many completed iterations ends as nack with
+    /// `E_DISPATCH_ITERATION_LIMIT_EXCEEDED`.
+    pub fn max_iterations(mut self, iterations: u32) -> Self {
+        self.max_iterations = iterations;
+        self
+    }
+
+    /// Builds the runner. Compiles only once `.storage(..)` and `.executor(..)` were called.
+    pub fn build(self) -> TurnRunner
+    where
+        S: HasStorage,
+        X: HasExecutor,
+    {
+        TurnRunner::from_parts(RunnerParts {
+            storage: self.storage.into_storage(),
+            executor: self.executor.into_executor(),
+            tools: self.tools,
+            turn_input: self.turn_input,
+            turn_output: self.turn_output,
+            dispatch_input: self.dispatch_input,
+            dispatch_output: self.dispatch_output,
+            listeners: self.listeners.into(),
+            max_iterations: self.max_iterations,
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! The turn runner: walks the four pipelines around the dispatch loop, and nothing else.
+//!
+//! A turn, step by step: validate the raw input (a refusal returns `Err` and emits nothing),
+//! `TurnStart`, `turn_input`, the dispatch loop, `turn_output` (only when the dispatch was not
+//! refused and the turn not aborted), `TurnEnd` (always, once `TurnStart` fired). Errors inside
+//! the turn are reported on the observability bus and summarised in the returned
+//! [`TurnOutcome`]; they are never thrown past `run`.
+
+mod builder;
+mod outcome;
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use tracing::Instrument;
+
+pub use builder::{HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuilder};
+pub use outcome::{TurnOutcome, TurnStatus};
+
+use crate::context::{InvalidTurnContext, RawTurnContext, TurnContext};
+use crate::dispatch::{DispatchPlan, Executor, run_dispatch, short_circuited};
+use crate::events::{DispatchStatus, Event, EventSink, Listener};
+use crate::pipeline::{DispatchInput, DispatchOutput, Downstream, Stack, TurnInput, TurnOutput};
+use crate::primitives::{Tool, ToolRegistry};
+use crate::storage::SharedStorage;
+
+pub(crate) struct RunnerParts {
+    pub(crate) storage: SharedStorage,
+    pub(crate) executor: Arc<dyn Executor>,
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) turn_input: Stack<TurnInput>,
+    pub(crate) turn_output: Stack<TurnOutput>,
+    pub(crate) dispatch_input: Stack<DispatchInput>,
+    pub(crate) dispatch_output: Stack<DispatchOutput>,
+    pub(crate) listeners: Arc<[Listener]>,
+    pub(crate) max_iterations: u32,
+}
+
+/// Runs turns. Cheap to clone (an `Arc` inside), `Send + Sync`: share one runner across tokio
+/// tasks and run many turns at once. Every `run` starts fresh; no middleware state carries over.
+///
+/// ```
+/// use adk::TurnRunner;
+/// use adk::context::{DispatchContext, RawTurnContext};
+/// use adk::dispatch::executor_fn;
+/// use adk::pipeline::BoxError;
+/// use adk::runner::TurnStatus;
+/// use adk::storage::NoopStorage;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let runner = TurnRunner::builder()
+///     .storage(NoopStorage::new())
+///     .executor(executor_fn(|ctx: &mut DispatchContext| {
+///         Box::pin(async move {
+///             ctx.ack()?;
+///             Ok::<(), BoxError>(())
+///         })
+///     }))
+///     .build();
+///
+/// let outcome = runner.run(RawTurnContext::new("conversation-1", "Be brief.")).await.unwrap();
+/// assert!(matches!(outcome.status, TurnStatus::Completed));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct TurnRunner {
+    parts: Arc<RunnerParts>,
+}
+
+impl std::fmt::Debug for TurnRunner {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("TurnRunner")
+            .field("turn_input", &self.parts.turn_input)
+            .field("dispatch_input", &self.parts.dispatch_input)
+            .field("dispatch_output", &self.parts.dispatch_output)
+            .field("turn_output", &self.parts.turn_output)
+            .field("tools", &self.parts.tools.len())
+            .field("max_iterations", &self.parts.max_iterations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TurnRunner {
+    /// Starts building a runner.
+    pub fn builder() -> TurnRunnerBuilder {
+        TurnRunnerBuilder::new()
+    }
+
+    fn from_parts(parts: RunnerParts) -> Self {
+        Self {
+            parts: Arc::new(parts),
+        }
+    }
+
+    /// Runs one turn.
+    ///
+    /// Returns `Err` only when the raw input is refused (empty system prompt, a flat-keyed
+    /// stash seed, duplicate tool names), before anything ran or was emitted. Otherwise the
+    /// [`TurnOutcome`] says how the turn ended, and every error was also delivered on the
+    /// observability bus.
+    pub async fn run(&self, raw: RawTurnContext) -> Result<TurnOutcome, InvalidTurnContext> {
+        let parts = &*self.parts;
+        let tools = ToolRegistry::from_tools(parts.tools.iter().cloned())?;
+        let events = EventSink::new(Arc::clone(&parts.listeners));
+        let mut ctx = TurnContext::with_events(raw, parts.storage.clone(), tools, events)?;
+        let span = tracing::info_span!("adk.turn", turn_id = %ctx.id());
+        let dispatch = self.walk(&mut ctx).instrument(span).await;
+        let status = if let Some(error) = ctx.shared.first_error() {
+            TurnStatus::Failed(error)
+        } else if let Some(reason) = ctx.abort_reason() {
+            TurnStatus::Aborted(reason)
+        } else {
+            TurnStatus::Completed
+        };
+        Ok(TurnOutcome {
+            status,
+            dispatch,
+            context: ctx,
+        })
+    }
+
+    async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchStatus> {
+        let parts = &*self.parts;
+        let shared = Arc::clone(&ctx.shared);
+        let started_at = SystemTime::now();
+        let started = Instant::now();
+        shared.events.emit(Event::TurnStart {
+            turn_id: ctx.id().clone(),
+            started_at,
+        });
+
+        let dispatch = async {
+            let input = parts
+                .turn_input
+                .run(ctx)
+                .instrument(tracing::debug_span!(
+                    "adk.pipeline",
+                    pipeline = "turn_input"
+                ))
+                .await
+                .outcome;
+            if !self.pipeline_went_through(ctx, input, "turn_input") {
+                return None;
+            }
+
+            let report = run_dispatch(
+                ctx,
+                DispatchPlan {
+                    input: &parts.dispatch_input,
+                    output: &parts.dispatch_output,
+                    executor: parts.executor.as_ref(),
+                    max_iterations: parts.max_iterations,
+                },
+            )
+            .instrument(tracing::debug_span!("adk.dispatch"))
+            .await;
+            if let Some(error) = report.error {
+                shared.report_error(error);
+            }
+            if report.status == DispatchStatus::Nack || ctx.is_aborted() {
+                return Some(report.status);
+            }
+
+            let output = parts
+                .turn_output
+                .run(ctx)
+                .instrument(tracing::debug_span!(
+                    "adk.pipeline",
+                    pipeline = "turn_output"
+                ))
+                .await
+                .outcome;
+            self.pipeline_went_through(ctx, output, "turn_output");
+            Some(report.status)
+        }
+        .await;
+
+        shared.events.emit(Event::TurnEnd {
+            turn_id: ctx.id().clone(),
+            started_at,
+            ended_at: SystemTime::now(),
+            duration: started.elapsed(),
+        });
+        dispatch
+    }
+
+    /// Reports a short-circuit nobody explained, and says whether the turn may go on.
+    fn pipeline_went_through(
+        &self,
+        ctx: &TurnContext,
+        outcome: Downstream,
+        pipeline: &'static str,
+    ) -> bool {
+        if outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
+            ctx.shared.report_error(short_circuited(pipeline));
+        }
+        outcome == Downstream::Completed && !ctx.is_aborted()
+    }
+}
