@@ -104,7 +104,8 @@ pub(crate) fn middleware(
 
 /// The expansion next to compile errors: the struct, so uses of the name resolve, and the
 /// user's function, so errors inside its body are still reported. A non-async function is made
-/// async here so its `.await`s do not add errors to the one already reported.
+/// async here (and loses `const` and `extern`) so its `.await`s do not add errors to the one
+/// already reported.
 ///
 /// The `Middleware` impls are emitted too when the pipelines are known, so registering the
 /// middleware reports nothing more; their bodies never run because the crate does not compile.
@@ -129,10 +130,13 @@ pub(crate) fn fallback(
     let mut function_for_body = MiddlewareFn {
         item: function.item.clone(),
     };
-    if function_for_body.item.sig.asyncness.is_none() {
-        function_for_body.item.sig.asyncness =
-            Some(syn::Token![async](function.item.sig.fn_token.span));
+    let signature = &mut function_for_body.item.sig;
+    if signature.asyncness.is_none() {
+        signature.asyncness = Some(syn::Token![async](signature.fn_token.span));
     }
+    // `const` and `extern` cannot be combined with `async`; both were already reported.
+    signature.constness = None;
+    signature.abi = None;
     let name = function.name();
     let cfgs: Vec<_> = function.cfg_attributes().collect();
     let unit_struct = unit_struct(function);
