@@ -436,7 +436,7 @@ fn seeding_with_flat_keys_is_refused_showing_the_nested_form() {
     assert_eq!(
         problem,
         &KeyProblem::Dotted {
-            nested_form: r#"{"my-org":{"count":5}}"#.to_owned()
+            nested_form: Some(r#"{"my-org":{"count":5}}"#.to_owned())
         }
     );
     let message = error.to_string();
@@ -451,15 +451,26 @@ fn seeding_with_flat_keys_is_refused_showing_the_nested_form() {
 
 #[test]
 fn seeding_with_a_flat_key_at_a_deeper_level_is_refused_too() {
-    let error = Registry::from_nested(json!({"my-org": {"models": {"gpt-4.1": 1}}})).unwrap_err();
+    let error = Registry::from_nested(json!({"my-org": {"models": {"gpt.mini": 1}}})).unwrap_err();
     let StashError::InvalidSeedKey { location, .. } = &error else {
         panic!("expected InvalidSeedKey, got {error:?}");
     };
     assert_eq!(location.parent(), "my-org.models");
     assert!(
-        error.to_string().contains(r#"{"gpt-4":{"1":1}}"#),
+        error.to_string().contains(r#"{"gpt":{"mini":1}}"#),
         "{error}"
     );
+}
+
+#[test]
+fn a_dotted_key_whose_parts_are_not_segments_is_told_to_use_hyphens() {
+    let error = Registry::from_nested(json!({"my-org": {"gpt-4.1": 1}})).unwrap_err();
+    let StashError::InvalidSeedKey { problem, .. } = &error else {
+        panic!("expected InvalidSeedKey, got {error:?}");
+    };
+    // `{"gpt-4":{"1":1}}` would only trade the dot for a numeric segment.
+    assert_eq!(problem, &KeyProblem::Dotted { nested_form: None });
+    assert!(error.to_string().contains("`gpt-4-1`"), "{error}");
 }
 
 #[test]
@@ -500,7 +511,7 @@ fn values_with_keys_no_path_could_address_are_refused() {
     assert_eq!(location.parent(), "my-org.settings");
     assert_eq!(value.as_value(), &json!({"v1.2": true}));
     assert!(
-        error.to_string().contains(r#"{"v1":{"2":true}}"#),
+        error.to_string().contains("rename it with hyphens"),
         "{error}"
     );
 

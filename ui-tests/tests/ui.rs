@@ -12,6 +12,20 @@ fn stash_keys() {
 }
 
 #[test]
+fn stash_registry() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("stash_registry/pass/*.rs");
+    cases.compile_fail("stash_registry/fail/*.rs");
+}
+
+#[test]
+fn storage_adapter() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("storage/pass/*.rs");
+    cases.compile_fail("storage/fail/*.rs");
+}
+
+#[test]
 fn middleware() {
     let cases = trybuild::TestCases::new();
     cases.pass("middleware/pass/*.rs");

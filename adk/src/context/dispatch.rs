@@ -85,6 +85,7 @@ pub struct DispatchContext {
     pub(crate) queue: Vec<Delta>,
     pub(crate) pipeline_failure: Option<TurnError>,
     pub(crate) abort: AbortState,
+    pub(crate) streams: crate::dispatch::Streams,
     pub(crate) shared: Arc<TurnShared>,
 }
 
@@ -124,6 +125,7 @@ impl DispatchContext {
             queue: Vec::new(),
             pipeline_failure: None,
             abort: AbortState::child_of(turn.cancellation()),
+            streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
         }
     }
@@ -262,6 +264,11 @@ impl DispatchContext {
     /// The dispatch's cancellation token: cancelled when the dispatch or the turn is aborted.
     pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
         self.abort.token()
+    }
+
+    /// Delivers `event` to the runner's listeners and to `tracing`.
+    pub(crate) fn emit(&self, event: crate::events::Event) {
+        self.shared.events.emit(event);
     }
 
     fn record_change(&mut self, delta: Delta) {

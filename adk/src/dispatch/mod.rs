@@ -10,6 +10,7 @@
 //! `E_DISPATCH_ITERATION_LIMIT_EXCEEDED` instead of spinning forever.
 
 mod executor;
+mod helpers;
 
 use std::panic::AssertUnwindSafe;
 use std::time::{Instant, SystemTime};
@@ -17,6 +18,8 @@ use std::time::{Instant, SystemTime};
 use futures_util::FutureExt;
 
 pub use executor::{Executor, ExecutorFn, executor_fn};
+pub(crate) use helpers::Streams;
+pub use helpers::{ReportError, ToolCallUpdate};
 
 use crate::context::{DispatchContext, Signal, TurnContext};
 use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};

@@ -46,7 +46,7 @@ pub enum ErrorCode {
     /// A turn gate resolution did not match the awaited type.
     InvalidTurnGateResolution,
     /// A storage callback failed.
-    StorageError,
+    StorageFailed,
 }
 
 impl ErrorCode {
@@ -68,7 +68,7 @@ impl ErrorCode {
             Self::TurnGateTimeout => "E_TURN_GATE_TIMEOUT",
             Self::TurnGateAborted => "E_TURN_GATE_ABORTED",
             Self::InvalidTurnGateResolution => "E_INVALID_TURN_GATE_RESOLUTION",
-            Self::StorageError => "E_STORAGE_ERROR",
+            Self::StorageFailed => "E_STORAGE_ERROR",
         }
     }
 }

@@ -5,12 +5,14 @@
 //! [`Event::Error`], each with its [`ErrorCode`] and the source error.
 
 mod code;
+mod content;
 mod error;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use code::ErrorCode;
+pub use content::{GenerationStats, LogLevel, LogRecord, StreamedContent, ToolCallContent};
 pub use error::TurnError;
 
 use crate::storage::TurnId;
@@ -90,6 +92,59 @@ pub enum Event {
         /// How long it took.
         duration: Duration,
     },
+    /// A tool's handler is about to run with validated arguments.
+    ToolExecutionStart {
+        /// The turn.
+        turn_id: TurnId,
+        /// The dispatch.
+        dispatch_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The tool call's id.
+        call_id: String,
+        /// The arguments after validation.
+        args: serde_json::Value,
+        /// When the handler started.
+        started_at: SystemTime,
+    },
+    /// A tool's handler finished.
+    ToolExecutionEnd {
+        /// The turn.
+        turn_id: TurnId,
+        /// The dispatch.
+        dispatch_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The tool call's id.
+        call_id: String,
+        /// When the handler started.
+        started_at: SystemTime,
+        /// When it finished.
+        ended_at: SystemTime,
+        /// How long it took.
+        duration: Duration,
+        /// Whether it returned an error or panicked.
+        is_error: bool,
+    },
+    /// A chunk of a streamed message was reported.
+    Message(StreamedContent),
+    /// A chunk of a streamed thought was reported.
+    Thought(StreamedContent),
+    /// A tool call was announced or updated.
+    ToolCall(ToolCallContent),
+    /// A structured log record.
+    Log(LogRecord),
+    /// Statistics of a model call.
+    GenerationStats {
+        /// The dispatch.
+        dispatch_id: String,
+        /// The iteration.
+        iteration: u32,
+        /// When they were reported.
+        emitted_at: SystemTime,
+        /// The statistics.
+        stats: GenerationStats,
+    },
     /// Something failed. The turn goes on or ends as the lifecycle says; `run` still returns.
     Error {
         /// The turn.
@@ -110,6 +165,13 @@ impl Event {
             Self::DispatchEnd { .. } => "dispatchEnd",
             Self::IterationStart { .. } => "iterationStart",
             Self::IterationEnd { .. } => "iterationEnd",
+            Self::ToolExecutionStart { .. } => "toolExecutionStart",
+            Self::ToolExecutionEnd { .. } => "toolExecutionEnd",
+            Self::Message(_) => "message",
+            Self::Thought(_) => "thought",
+            Self::ToolCall(_) => "toolCall",
+            Self::Log(_) => "log",
+            Self::GenerationStats { .. } => "generationStats",
             Self::Error { .. } => "error",
         }
     }
@@ -211,6 +273,46 @@ fn mirror_to_tracing(event: &Event) {
         }
         Event::IterationEnd { iteration, .. } => {
             tracing::trace!(target: "adk::events", iteration, "iteration ended");
+        }
+        Event::ToolExecutionStart {
+            tool_name, call_id, ..
+        } => {
+            tracing::debug!(target: "adk::events", tool_name, call_id, "tool started");
+        }
+        Event::ToolExecutionEnd {
+            tool_name,
+            call_id,
+            duration,
+            is_error,
+            ..
+        } => {
+            tracing::debug!(target: "adk::events", tool_name, call_id, ?duration, is_error, "tool ended");
+        }
+        Event::Message(content) | Event::Thought(content) => {
+            tracing::trace!(target: "adk::events", id = content.id, is_complete = content.is_complete, "content chunk");
+        }
+        Event::ToolCall(content) => {
+            tracing::trace!(target: "adk::events", id = content.id, tool = content.tool, "tool call update");
+        }
+        Event::Log(record) => match record.level {
+            LogLevel::Trace => {
+                tracing::trace!(target: "adk::events", kind = record.kind, "{}", record.message)
+            }
+            LogLevel::Debug => {
+                tracing::debug!(target: "adk::events", kind = record.kind, "{}", record.message)
+            }
+            LogLevel::Info => {
+                tracing::info!(target: "adk::events", kind = record.kind, "{}", record.message)
+            }
+            LogLevel::Warn => {
+                tracing::warn!(target: "adk::events", kind = record.kind, "{}", record.message)
+            }
+            LogLevel::Error => {
+                tracing::error!(target: "adk::events", kind = record.kind, "{}", record.message)
+            }
+        },
+        Event::GenerationStats { stats, .. } => {
+            tracing::debug!(target: "adk::events", ?stats, "generation stats");
         }
         Event::Error { turn_id, error } => {
             tracing::warn!(

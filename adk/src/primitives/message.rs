@@ -99,9 +99,23 @@ impl Message {
         Self::new(id, Role::Assistant, Some(content.into()), Vec::new())
     }
 
-    /// The same message with other content (`None` is allowed while attachments remain).
-    pub fn with_content(mut self, content: Option<Tokenizable>) -> Result<Self, PrimitiveError> {
-        self.content = content;
+    /// The same message with other content.
+    ///
+    /// ```
+    /// use adk::primitives::Message;
+    /// let edited = Message::user("m-1", "helo")?.with_content("hello")?;
+    /// assert_eq!(edited.content().unwrap().render(), "hello");
+    /// # Ok::<(), adk::primitives::PrimitiveError>(())
+    /// ```
+    pub fn with_content(mut self, content: impl Into<Tokenizable>) -> Result<Self, PrimitiveError> {
+        self.content = Some(content.into());
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The same message without text; refused unless it keeps at least one attachment.
+    pub fn without_content(mut self) -> Result<Self, PrimitiveError> {
+        self.content = None;
         self.validate()?;
         Ok(self)
     }
@@ -276,7 +290,7 @@ mod tests {
     #[test]
     fn removing_content_from_a_message_without_attachments_is_rejected() {
         let message = Message::user("m", "hi").unwrap();
-        assert!(message.with_content(None).is_err());
+        assert_eq!(message.without_content().unwrap_err().field(), "content");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub use tool::{
     CollisionPolicy, Tool, ToolBuilder, ToolError, ToolHandler, ToolInvocation, ToolOutput,
     ToolRegistry, ToolRegistryError,
 };
-pub use tool_call::{ToolCall, ToolCallResults};
+pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
 
 /// An instant in time, serialized as an RFC 3339 string (`"2026-01-02T03:04:05Z"`).
 ///

@@ -3,8 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::{Checker, StoredTimestamp};
-use super::{PrimitiveError, PrimitiveKind, SpooledArtifact, Timestamp, Tokenizable};
-use crate::bytes::ByteStoreError;
+use super::{
+    PrimitiveError, PrimitiveKind, SpooledArtifact, SpooledArtifactHandle, Timestamp, Tokenizable,
+};
+use crate::bytes::{ByteStoreError, SpoolReader};
 
 /// How far content can be trusted, by where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -21,13 +23,36 @@ pub enum TrustTier {
 /// The text of a [`Retrievable`]: inline text or a [`SpooledArtifact`] kept in a byte store.
 ///
 /// Serializes as a string for text and as the artifact's handle (an object) otherwise.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum RetrievableContent {
     /// Text held with the record.
     Text(Tokenizable),
     /// Text kept in a byte store.
     Artifact(SpooledArtifact),
+}
+
+impl<'de> Deserialize<'de> for RetrievableContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        // Decided by shape so a broken artifact handle reports its own problem, not a vague
+        // "matched no variant".
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(text) => Ok(Self::Text(Tokenizable::new(text))),
+            value @ serde_json::Value::Object(_) => {
+                serde_json::from_value::<SpooledArtifactHandle>(value)
+                    .map(|handle| Self::Artifact(handle.into()))
+                    .map_err(|error| {
+                        D::Error::custom(format!(
+                            "`content` is not a spooled artifact handle: {error}"
+                        ))
+                    })
+            }
+            other => Err(D::Error::custom(format!(
+                "`content` must be a string or a spooled artifact handle, got {other}"
+            ))),
+        }
+    }
 }
 
 impl From<&str> for RetrievableContent {
@@ -215,6 +240,62 @@ impl Retrievable {
         }
     }
 
+    /// The text to move into a byte store, when this retrievable should be spooled: its content
+    /// is fixed (not dynamic) inline text and `inline` is `false`. `None` otherwise.
+    ///
+    /// Together with [`into_spooled`](Self::into_spooled) this is the auto-spooling step a
+    /// context applies when retrievables are stored or fetched.
+    ///
+    /// ```
+    /// use adk::bytes::{ByteStore, InMemorySpoolStore};
+    /// use adk::primitives::{Retrievable, RetrievableContent, TrustTier};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let store = InMemorySpoolStore::new();
+    /// let chunk = Retrievable::new("r-1", "line one\nline two", TrustTier::FirstParty).unwrap();
+    /// let chunk = match chunk.spoolable_text() {
+    ///     Some(text) => {
+    ///         let reader = store.write(chunk.id(), text.into()).await?;
+    ///         chunk.into_spooled(reader)
+    ///     }
+    ///     None => chunk,
+    /// };
+    /// assert!(matches!(chunk.content(), RetrievableContent::Artifact(_)));
+    /// assert_eq!(chunk.content_string().await?, "line one\nline two");
+    /// # Ok::<(), adk::bytes::ByteStoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn spoolable_text(&self) -> Option<String> {
+        match &self.content {
+            RetrievableContent::Text(text) if !self.inline => text.as_static().map(str::to_owned),
+            _ => None,
+        }
+    }
+
+    /// The same retrievable (every other field unchanged) whose content is `reader`, wrapped in
+    /// a [`SpooledArtifact`]. When the current content is fixed text, the artifact carries its
+    /// size as hints: its UTF-8 byte length and its line count (`""` has none, otherwise one
+    /// more than its newlines).
+    pub fn into_spooled(mut self, reader: SpoolReader) -> Self {
+        let artifact = SpooledArtifact::new(reader);
+        let artifact = match &self.content {
+            RetrievableContent::Text(text) => match text.as_static() {
+                Some(text) => {
+                    let lines = if text.is_empty() {
+                        0
+                    } else {
+                        text.matches('\n').count() as u64 + 1
+                    };
+                    artifact.with_size_hints(text.len() as u64, lines)
+                }
+                None => artifact,
+            },
+            RetrievableContent::Artifact(_) => artifact,
+        };
+        self.content = RetrievableContent::Artifact(artifact);
+        self
+    }
+
     fn validate(self) -> Result<Self, PrimitiveError> {
         let check = Checker::new(PrimitiveKind::Retrievable, &self.id);
         check.non_empty("id", &self.id)?;
@@ -300,6 +381,52 @@ mod tests {
         }))
         .unwrap_err();
         assert!(error.to_string().contains("trust_tier"), "{error}");
+    }
+
+    #[test]
+    fn a_broken_artifact_handle_is_rejected_naming_content() {
+        let error = serde_json::from_value::<Retrievable>(serde_json::json!({
+            "id": "r", "content": {"byte_length": 3}, "trust_tier": "first-party",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap_err();
+        assert!(error.to_string().contains("`content`"), "{error}");
+        assert!(error.to_string().contains("`id`"), "{error}");
+    }
+
+    #[test]
+    fn only_fixed_text_that_is_not_inline_is_spoolable() {
+        let fixed = Retrievable::new("r", "x", TrustTier::FirstParty).unwrap();
+        assert_eq!(fixed.spoolable_text().as_deref(), Some("x"));
+        assert_eq!(fixed.clone().with_inline(true).spoolable_text(), None);
+        let dynamic = fixed
+            .clone()
+            .with_content(Tokenizable::dynamic(|| "now".into()))
+            .unwrap();
+        assert_eq!(dynamic.spoolable_text(), None);
+        let artifact = SpooledArtifact::new(SpoolReader::from_bytes("r", "x"));
+        assert_eq!(fixed.with_content(artifact).unwrap().spoolable_text(), None);
+    }
+
+    #[tokio::test]
+    async fn spooling_keeps_every_field_and_hints_the_size_of_the_text() {
+        let chunk = Retrievable::new("r", "é\nb\n", TrustTier::ThirdPartyPublic)
+            .unwrap()
+            .with_source("s")
+            .with_score(0.25)
+            .unwrap();
+        let spooled = chunk
+            .clone()
+            .into_spooled(SpoolReader::from_bytes("r", "é\nb\n"));
+        let RetrievableContent::Artifact(artifact) = spooled.content() else {
+            panic!("content should be spooled");
+        };
+        let handle = artifact.handle();
+        assert_eq!((handle.byte_length, handle.line_count), (Some(5), Some(3)));
+        assert_eq!(spooled.source(), Some("s"));
+        assert_eq!(spooled.score(), Some(0.25));
+        assert_eq!(spooled.created_at(), chunk.created_at());
+        assert_eq!(spooled.trust_tier(), TrustTier::ThirdPartyPublic);
     }
 
     #[tokio::test]

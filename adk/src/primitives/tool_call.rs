@@ -64,8 +64,8 @@ impl From<Media> for ToolCallResults {
 /// [`fail`](Self::fail). Unlike the TypeScript original, `results` and `completed_at` are
 /// optional so a pending call needs no placeholder. `inline` defaults to `false`.
 ///
-/// The default checksum is a stable 64-bit FNV-1a hash (hex) of the tool name and the
-/// arguments' JSON text: good for spotting a repeated call, not a security measure.
+/// The default checksum is [`tool_call_checksum`]: SHA-256 of the canonical JSON of the tool
+/// name and arguments, so identical calls share it whatever order the arguments came in.
 ///
 /// ```
 /// use adk::primitives::ToolCall;
@@ -280,17 +280,70 @@ fn object_arguments(check: &Checker, args: Value) -> Result<Map<String, Value>, 
 }
 
 fn default_checksum(tool: &str, args: &Map<String, Value>) -> String {
-    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let arguments = Value::Object(args.clone()).to_string();
-    let hash = tool
-        .bytes()
-        .chain(std::iter::once(0))
-        .chain(arguments.bytes())
-        .fold(OFFSET_BASIS, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(PRIME)
-        });
-    format!("{hash:016x}")
+    tool_call_checksum(tool, args)
+}
+
+/// The checksum identifying a call of `tool` with `args`: SHA-256 (hex) of the canonical JSON of
+/// `{"args": args, "tool": tool}` (object keys sorted, no whitespace).
+///
+/// Identical calls share it, whatever order the model wrote the arguments in: it is what
+/// `DispatchContext::tool_call_count` counts to stop a model repeating itself.
+///
+/// ```
+/// use adk::primitives::tool_call_checksum;
+///
+/// let one = serde_json::json!({"city": "Oslo", "days": 3});
+/// let same = serde_json::json!({"days": 3, "city": "Oslo"});
+/// assert_eq!(
+///     tool_call_checksum("forecast", one.as_object().unwrap()),
+///     tool_call_checksum("forecast", same.as_object().unwrap()),
+/// );
+/// ```
+pub fn tool_call_checksum(tool: &str, args: &Map<String, Value>) -> String {
+    use sha2::Digest;
+    let mut canonical = String::new();
+    canonical.push_str("{\"args\":");
+    write_canonical_object(&mut canonical, args);
+    canonical.push_str(",\"tool\":");
+    canonical.push_str(&Value::String(tool.to_owned()).to_string());
+    canonical.push('}');
+    hex::encode(sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+// JSON values from a model were parsed by serde_json, whose recursion limit (128) bounds the
+// depth here too, so plain recursion is safe.
+fn write_canonical(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(map) => write_canonical_object(out, map),
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+fn write_canonical_object(out: &mut String, map: &Map<String, Value>) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    // JavaScript sorts keys by UTF-16 code units; for the keys models emit (ASCII) that is the
+    // same as Rust's byte order, which is what this uses.
+    entries.sort_by(|left, right| left.0.cmp(right.0));
+    out.push('{');
+    for (index, (key, value)) in entries.into_iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String(key.clone()).to_string());
+        out.push(':');
+        write_canonical(out, value);
+    }
+    out.push('}');
 }
 
 #[derive(Deserialize)]
@@ -387,7 +440,7 @@ mod tests {
         let other = ToolCall::new("c", "t", json!({"x": 2})).unwrap();
         assert_eq!(first.checksum(), again.checksum());
         assert_ne!(first.checksum(), other.checksum());
-        assert_eq!(first.checksum().len(), 16);
+        assert_eq!(first.checksum().len(), 64);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::MAX_DEPTH;
 pub enum StashError {
     /// The path is the empty string.
     #[error(
-        "stash path `` is empty: name a namespaced key such as `my-org.count` \
+        "stash path \"\" is empty: name a namespaced key such as `my-org.count` \
          (`<namespace>.<key>`)"
     )]
     EmptyPath,
@@ -331,8 +331,10 @@ impl fmt::Display for KeyLocation {
 pub enum KeyProblem {
     /// The key contains a dot, which the stash reads as nesting.
     Dotted {
-        /// The same entry written in the nested form, for example `{"my-org":{"count":5}}`.
-        nested_form: String,
+        /// The same entry written in the nested form, for example `{"my-org":{"count":5}}`;
+        /// `None` when a part between the dots could not be a segment either (`gpt-4.1`,
+        /// `v1.2`), so only renaming helps.
+        nested_form: Option<String>,
     },
     /// The key is the empty string.
     Empty,
@@ -343,10 +345,16 @@ pub enum KeyProblem {
 impl fmt::Display for KeyProblem {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Dotted { nested_form } => write!(
+            Self::Dotted {
+                nested_form: Some(nested_form),
+            } => write!(
                 formatter,
                 "contains a dot, which the stash reads as nesting (a flat key): pass the \
                  nested form instead, {nested_form}, or use hyphens inside names (`gpt-4-1`)"
+            ),
+            Self::Dotted { nested_form: None } => formatter.write_str(
+                "contains a dot, which the stash reads as nesting: rename it with hyphens \
+                 instead of dots (`gpt-4-1`, `v1-2`)",
             ),
             Self::Empty => formatter.write_str(
                 "is empty, and no stash path can address it: give every key a name such as \

@@ -26,6 +26,13 @@ use super::key::StashKey;
 /// let count: Option<u64> = stash.get(&path).unwrap();
 /// assert_eq!(count, Some(5));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a stash path for values of type `{T}`",
+    label = "this path does not address a `{T}`",
+    note = "a `StashKey<X>` reads and writes only `X`: use the type the key was declared with, \
+            or a string path to choose the type at the call",
+    note = "stash paths are `StashKey<T>`, `&str`, `&String` or `String`"
+)]
 pub trait StashPath<T>: sealed::Sealed {
     /// The dot-path text, such as `"my-org.count"`.
     fn as_stash_path(&self) -> &str;
@@ -153,13 +160,21 @@ pub(crate) enum SegmentProblem {
 }
 
 impl SegmentProblem {
-    /// The public description; a dotted key is shown in the nested form `nested_form` builds.
-    pub(crate) fn into_key_problem(self, nested_form: impl FnOnce() -> String) -> KeyProblem {
+    /// The public description; a dotted key is shown in the nested form `nested_form` builds,
+    /// when every part between its dots is a valid segment.
+    pub(crate) fn into_key_problem(
+        self,
+        key: &str,
+        nested_form: impl FnOnce() -> String,
+    ) -> KeyProblem {
         match self {
             Self::Empty => KeyProblem::Empty,
             Self::Numeric => KeyProblem::Numeric,
             Self::Dotted => KeyProblem::Dotted {
-                nested_form: nested_form(),
+                nested_form: key
+                    .split('.')
+                    .all(|part| !part.is_empty() && !is_numeric(part))
+                    .then(nested_form),
             },
         }
     }

@@ -196,6 +196,10 @@ impl Registry {
     /// object, a value that cannot be represented as JSON, one whose object keys could not be
     /// addressed by paths, or one nesting beyond [`MAX_DEPTH`](super::MAX_DEPTH).
     ///
+    /// `set` takes the value it stores; to keep yours, pass a reference (`&value`), since a
+    /// reference to a `Serialize` type is `Serialize` too. Only a string path can take a
+    /// reference: a `StashKey<T>` accepts exactly `T`.
+    ///
     /// ```
     /// use serde_json::json;
     ///
@@ -225,6 +229,8 @@ impl Registry {
                     source,
                 },
             })?;
+        // The serializer already stopped at the depth limit; this walk is the authority on the
+        // stored shape, and also checks the object keys.
         if let Err(problem) = check_shape(&value, path.segment_count(), path_text) {
             return Err(match problem {
                 ShapeProblem::TooDeep { .. } => StashError::ValueTooDeep {
@@ -242,7 +248,11 @@ impl Registry {
         write(&mut self.root, path.as_str(), value, 0).map_err(|blocked| {
             StashError::BeneathNonObject {
                 path: path_text.to_owned(),
-                blocking_path: path_text[..blocked.path_end].to_owned(),
+                // `path_end` sits just before a dot, so this never falls back in practice.
+                blocking_path: path_text
+                    .get(..blocked.path_end)
+                    .unwrap_or(path_text)
+                    .to_owned(),
                 found: blocked.found,
                 value: RejectedValue::new(blocked.value),
             }

@@ -79,7 +79,7 @@ pub(crate) fn check_shape(
             && let Some(problem) = key_problem(key)
         {
             let location = KeyLocation::new(describe(prefix, &frames, None), key.to_owned());
-            let problem = problem.into_key_problem(|| nested_form(key, child));
+            let problem = problem.into_key_problem(key, || nested_form(key, child));
             return Err(ShapeProblem::BadKey { location, problem });
         }
         enter(&mut frames, child, Some(step), on_spine, levels_above)?;

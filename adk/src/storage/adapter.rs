@@ -204,7 +204,7 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Returns this conversation's memories, oldest first (in the order they were stored).
     ///
     /// Never called by the runner on its own: a turn starts with no memories loaded, and turn-input
-    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// middleware (or the executor, or a tool) calls this when it wants them. An adapter that
     /// does not persist memories returns an empty list.
     fn fetch_memories(
         &self,
@@ -214,7 +214,7 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Returns this conversation's messages, oldest first (in the order they were stored).
     ///
     /// Never called by the runner on its own: a turn starts with no messages loaded, and turn-input
-    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// middleware (or the executor, or a tool) calls this when it wants them. An adapter that
     /// does not persist messages returns an empty list.
     fn fetch_messages(
         &self,
@@ -224,7 +224,7 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Returns this conversation's thoughts, oldest first (in the order they were stored).
     ///
     /// Never called by the runner on its own: a turn starts with no thoughts loaded, and turn-input
-    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// middleware (or the executor, or a tool) calls this when it wants them. An adapter that
     /// does not persist thoughts returns an empty list.
     fn fetch_thoughts(
         &self,
@@ -234,7 +234,7 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Returns this conversation's tool calls, oldest first (in the order they were stored).
     ///
     /// Never called by the runner on its own: a turn starts with no tool calls loaded, and turn-input
-    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// middleware (or the executor, or a tool) calls this when it wants them. An adapter that
     /// does not persist tool calls returns an empty list.
     fn fetch_tool_calls(
         &self,
@@ -254,7 +254,7 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Returns this conversation's retrievables, oldest first (in the order they were stored).
     ///
     /// Never called by the runner on its own: a turn starts with no retrievables loaded, and turn-input
-    /// middleware (or the executor, or a tool) calls `fetch_*` when it wants them. An adapter that
+    /// middleware (or the executor, or a tool) calls this when it wants them. An adapter that
     /// does not persist retrievables returns an empty list.
     fn fetch_retrievables(
         &self,

@@ -13,7 +13,9 @@
 //! the same id to check that the rewrite replaces the first bytes.
 //!
 //! Every run uses a fresh conversation id and record ids that start with a fresh UUID, and it
-//! ignores records it did not write, so it can run against a shared database.
+//! ignores records it did not write, so it can run against a shared database. Records are
+//! compared through their serialized form; sample timestamps are fixed whole seconds, so a
+//! database that keeps microseconds hands them back unchanged.
 //!
 //! ```
 //! use adk::storage::NoopStorage;
@@ -39,7 +41,7 @@ use super::error::StorageError;
 use super::primitive::Primitive;
 use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
 use crate::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall, TrustTier,
+    Memory, Message, Retrievable, StandingInstruction, Thought, Timestamp, ToolCall, TrustTier,
 };
 
 /// A configured conformance run over one adapter.
@@ -391,7 +393,13 @@ macro_rules! persisted {
             const KIND: Primitive = $kind;
 
             fn sample($key: &str, $revision: u32) -> Result<Self, String> {
-                $sample.map_err(|error| error.to_string())
+                $sample
+                    .map(|record| {
+                        record
+                            .with_created_at(SAMPLE_CREATED_AT)
+                            .with_updated_at(sample_updated_at($revision))
+                    })
+                    .map_err(|error| error.to_string())
             }
 
             fn key(&self) -> String {
@@ -1002,6 +1010,16 @@ fn tool_call_sample(
     Ok(if revision == 0 {
         pending
     } else {
-        pending.complete("Sunny, 24 °C")
+        pending
+            .complete("Sunny, 24 °C")
+            .with_completed_at(Some(sample_updated_at(revision)))
     })
+}
+
+// Sample times are fixed whole seconds, so an adapter over a database that keeps timestamps to
+// the microsecond (or the second) hands back exactly what it was given.
+const SAMPLE_CREATED_AT: Timestamp = Timestamp::constant(1_767_225_600, 0);
+
+fn sample_updated_at(revision: u32) -> Timestamp {
+    Timestamp::constant(1_767_225_600 + 60 * i64::from(revision), 0)
 }
