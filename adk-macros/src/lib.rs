@@ -6,6 +6,7 @@
 
 use proc_macro::TokenStream;
 
+mod middleware;
 mod stash_key;
 mod storage_adapter;
 
@@ -25,4 +26,11 @@ pub fn stash_keys(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn storage_adapter(input: TokenStream) -> TokenStream {
     storage_adapter::expand(input.into()).into()
+}
+
+/// Turns an `async fn(ctx, next) -> Result<(), E>` into middleware for the pipelines it names;
+/// see `adk::middleware`.
+#[proc_macro_attribute]
+pub fn middleware(arguments: TokenStream, item: TokenStream) -> TokenStream {
+    middleware::expand(arguments.into(), item.into()).into()
 }

@@ -26,6 +26,12 @@ pub mod runner;
 pub mod stash;
 pub mod storage;
 
+// Support for macro expansions; not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub mod middleware;
+}
+
 pub use context::{DispatchContext, RawTurnContext, TurnContext};
 pub use runner::{TurnOutcome, TurnRunner};
 pub use stash::{Registry, StashError, StashKey};
@@ -148,3 +154,71 @@ pub use adk_macros::stash_keys;
 ///
 /// Writing `impl StorageAdapter for MyStore` by hand works too; the macro is a shorthand for it.
 pub use adk_macros::storage_adapter;
+
+/// Turns an `async fn(ctx, next) -> Result<(), E>` into middleware for the pipelines it names.
+///
+/// The function becomes a unit struct of the same name and visibility that implements
+/// [`Middleware`](pipeline::Middleware) for each listed pipeline, so it is registered by name
+/// and only fits the pipelines it was written for. The body runs unchanged: the pre-step, then
+/// `next.run(ctx).await`, then the post-step. The error type `E` is any
+/// `std::error::Error + Send + Sync + 'static` (or [`BoxError`](pipeline::BoxError)) and is
+/// boxed for the pipeline, so `?` works on your own errors.
+///
+/// ```
+/// use adk::pipeline::{BoxError, Next, Stack, TurnInput};
+/// use adk::TurnContext;
+///
+/// /// Notes when the rest of the `turn_input` pipeline did not complete.
+/// #[adk::middleware(pipeline = turn_input)]
+/// async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+///     // pre-step: runs before the rest of the pipeline
+///     let outcome = next.run(ctx).await;
+///     // post-step: runs after it, on the failure path too
+///     if !outcome.is_completed() {
+///         tracing::debug!(?outcome, "history not committed");
+///     }
+///     Ok(())
+/// }
+///
+/// let mut stack = Stack::<TurnInput>::new();
+/// stack.push(load_history);
+/// ```
+///
+/// # Arguments
+///
+/// `pipeline = turn_input` names one of `turn_input`, `turn_output` (context `&mut TurnContext`),
+/// `dispatch_input`, `dispatch_output` (context `&mut DispatchContext`);
+/// `pipeline = [dispatch_input, dispatch_output]` implements several pipelines of one scope.
+///
+/// # Compile errors
+///
+/// Each points at your token and says the fix: an unknown or missing pipeline, a function that
+/// is not `async`, parameters other than `(ctx: &mut Context, next: Next<'_, Context>)` in that
+/// order, a context of the other scope, a return type other than `Result<(), E>`, generic
+/// parameters or `self`, a `next` that is never used (the pipeline would short-circuit, reported
+/// at run time as `E_PIPELINE_SHORT_CIRCUITED`) and a `next.run(..)` that is not awaited.
+/// A middleware that refuses on purpose calls `ctx.abort(reason)` and names its parameter
+/// `_next`, which turns the unused-`next` check off:
+///
+/// ```
+/// use adk::pipeline::{BoxError, Next};
+/// use adk::TurnContext;
+///
+/// #[adk::middleware(pipeline = turn_input)]
+/// async fn read_only(ctx: &mut TurnContext, _next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+///     ctx.abort("this deployment is read-only");
+///     Ok(())
+/// }
+/// # let _ = read_only;
+/// ```
+///
+/// ```compile_fail
+/// use adk::pipeline::{BoxError, Next};
+/// use adk::TurnContext;
+///
+/// #[adk::middleware(pipeline = turn_input)]
+/// async fn forgets_next(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+///     Ok(()) // error: `next` is never used, so this middleware short-circuits the pipeline
+/// }
+/// ```
+pub use adk_macros::middleware;

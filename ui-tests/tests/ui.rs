@@ -24,3 +24,10 @@ fn storage_adapter() {
     cases.pass("storage/pass/*.rs");
     cases.compile_fail("storage/fail/*.rs");
 }
+
+#[test]
+fn middleware() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("middleware/pass/*.rs");
+    cases.compile_fail("middleware/fail/*.rs");
+}

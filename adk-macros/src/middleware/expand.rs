@@ -1,0 +1,169 @@
+//! Writes the unit struct, the user's function (moved, untouched) and one `Middleware` impl per
+//! pipeline. Reports no user errors: those were all found by `validate`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::parse::MiddlewareFn;
+use super::validate::{Pipeline, Signature};
+
+/// The struct that takes the function's name: `builder.turn_input(load_history)` passes it.
+fn unit_struct(function: &MiddlewareFn) -> TokenStream {
+    let name = function.name();
+    let visibility = &function.item.vis;
+    let docs = function.doc_attributes();
+    let cfgs = function.cfg_attributes();
+    quote! {
+        #(#docs)*
+        #(#cfgs)*
+        #[allow(non_camel_case_types)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #visibility struct #name;
+    }
+}
+
+/// The user's function, kept as an associated function of the struct under its own name so its
+/// body, spans, attributes and lints stay exactly as written.
+fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> TokenStream {
+    let name = function.name();
+    let attributes = function.other_attributes();
+    let cfgs = function.cfg_attributes();
+    let signature = &function.item.sig;
+    let block = &function.item.block;
+    quote! {
+        #(#cfgs)*
+        impl #name {
+            #(#attributes)*
+            #extra_attributes
+            #[doc(hidden)]
+            #signature #block
+        }
+    }
+}
+
+fn marker(pipeline: Pipeline) -> TokenStream {
+    let marker = format_ident!("{}", pipeline.marker());
+    quote!(::adk::pipeline::#marker)
+}
+
+/// The expansion for a function that passed validation.
+pub(crate) fn middleware(
+    function: &MiddlewareFn,
+    pipelines: &[Pipeline],
+    signature: &Signature<'_>,
+) -> TokenStream {
+    let name = function.name();
+    let cfgs: Vec<_> = function.cfg_attributes().collect();
+    let unit_struct = unit_struct(function);
+    let body_function = body_function(function, TokenStream::new());
+    let context = signature.context;
+    let output = signature.output;
+    let impls = pipelines.iter().map(|pipeline| {
+        let marker = marker(*pipeline);
+        // Spanned at the user's context type: an alias of the wrong context fails here, with
+        // `SameContext`'s message under the user's type.
+        let cast_context = quote_spanned! {context.span()=>
+            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast(ctx)
+        };
+        let cast_next = quote_spanned! {context.span()=>
+            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast_next(next)
+        };
+        // Spanned at the return type: a result whose error is not an error type is reported there.
+        let into_result = quote_spanned! {output.span()=>
+            <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
+        };
+        // Spanned at the function name: a future that is not `Send` is reported there.
+        let boxed = quote_spanned! {name.span()=>
+            ::std::boxed::Box::pin(async move {
+                #into_result(Self::#name(ctx, next).await)
+            })
+        };
+        quote! {
+            #(#cfgs)*
+            #[automatically_derived]
+            impl ::adk::pipeline::Middleware<#marker> for #name {
+                fn handle<'a>(
+                    &'a self,
+                    ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
+                    next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
+                ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
+                    let ctx = #cast_context;
+                    let next = #cast_next;
+                    #boxed
+                }
+            }
+        }
+    });
+    quote! {
+        #unit_struct
+        #body_function
+        #(#impls)*
+    }
+}
+
+/// The expansion next to compile errors: the struct, so uses of the name resolve, and the
+/// user's function, so errors inside its body are still reported. A non-async function is made
+/// async here (and loses `const` and `extern`) so its `.await`s do not add errors to the one
+/// already reported.
+///
+/// The `Middleware` impls are emitted too when the pipelines are known, so registering the
+/// middleware reports nothing more; their bodies never run because the crate does not compile.
+pub(crate) fn fallback(
+    function: &MiddlewareFn,
+    pipelines: Option<&[Pipeline]>,
+    errors: Vec<syn::Error>,
+) -> TokenStream {
+    let errors = errors.into_iter().map(|error| error.to_compile_error());
+    let is_method = function
+        .item
+        .sig
+        .inputs
+        .iter()
+        .any(|input| matches!(input, syn::FnArg::Receiver(_)));
+    if is_method {
+        // A method sits inside an `impl` block, where a struct cannot be declared: leave it as
+        // it was.
+        let item = &function.item;
+        return quote!(#(#errors)* #item);
+    }
+    let mut function_for_body = MiddlewareFn {
+        item: function.item.clone(),
+    };
+    let signature = &mut function_for_body.item.sig;
+    if signature.asyncness.is_none() {
+        signature.asyncness = Some(syn::Token![async](signature.fn_token.span));
+    }
+    // `const` and `extern` cannot be combined with `async`; both were already reported.
+    signature.constness = None;
+    signature.abi = None;
+    let name = function.name();
+    let cfgs: Vec<_> = function.cfg_attributes().collect();
+    let unit_struct = unit_struct(function);
+    let body_function = body_function(
+        &function_for_body,
+        quote!(#[allow(dead_code, unused_variables, clippy::all)]),
+    );
+    let impls = pipelines.unwrap_or_default().iter().map(|pipeline| {
+        let marker = marker(*pipeline);
+        quote! {
+            #(#cfgs)*
+            #[automatically_derived]
+            impl ::adk::pipeline::Middleware<#marker> for #name {
+                fn handle<'a>(
+                    &'a self,
+                    _: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
+                    _: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
+                ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
+                    ::core::unreachable!("`#[middleware]` reported a compile error for this function")
+                }
+            }
+        }
+    });
+    quote! {
+        #(#errors)*
+        #unit_struct
+        #body_function
+        #(#impls)*
+    }
+}

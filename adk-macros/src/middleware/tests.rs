@@ -1,0 +1,552 @@
+//! The middleware contract as the macro enforces it, checked without a compiler run: each test
+//! feeds an attribute and a function and reads the problems reported.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::parse::MiddlewareFn;
+use super::validate::{Pipeline, suggestion};
+use super::{check, expand};
+
+/// The messages validation reports for `#[middleware(arguments)] function`.
+fn problems(arguments: TokenStream, function: TokenStream) -> Vec<String> {
+    let function = MiddlewareFn::parse(function).expect("test input is a function");
+    check(arguments, &function)
+        .problems
+        .into_errors()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn turn_middleware(body: TokenStream) -> TokenStream {
+    quote! {
+        async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+            #body
+        }
+    }
+}
+
+fn documented_body() -> TokenStream {
+    quote! {
+        let _ = next.run(ctx).await;
+        Ok(())
+    }
+}
+
+fn assert_one_problem_containing(found: &[String], expected: &[&str]) {
+    assert_eq!(found.len(), 1, "expected one problem, got {found:#?}");
+    for fragment in expected {
+        assert!(
+            found[0].contains(fragment),
+            "{:?} does not contain {fragment:?}",
+            found[0]
+        );
+    }
+}
+
+#[test]
+fn the_documented_shape_passes_on_each_pipeline() {
+    for pipeline in Pipeline::ALL {
+        let name = quote::format_ident!("{}", pipeline.name());
+        let context = quote::format_ident!("{}", pipeline.scope().context());
+        let found = problems(
+            quote!(pipeline = #name),
+            quote! {
+                async fn middleware(ctx: &mut #context, next: Next<'_, #context>) -> Result<(), BoxError> {
+                    let _ = next.run(ctx).await;
+                    Ok(())
+                }
+            },
+        );
+        assert!(found.is_empty(), "{}: {found:#?}", pipeline.name());
+    }
+}
+
+#[test]
+fn a_list_of_one_scope_passes() {
+    let found = problems(
+        quote!(pipeline = [dispatch_input, dispatch_output]),
+        quote! {
+            async fn count(ctx: &mut adk::DispatchContext, next: adk::pipeline::Next<'_, adk::DispatchContext>) -> Result<(), MyError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_misspelt_pipeline_gets_the_closest_name_and_the_list() {
+    let found = problems(
+        quote!(pipeline = turn_inptu),
+        turn_middleware(documented_body()),
+    );
+    assert_one_problem_containing(
+        &found,
+        &[
+            "unknown pipeline `turn_inptu`",
+            "did you mean `turn_input`?",
+            "`turn_output`, `dispatch_input` or `dispatch_output`",
+        ],
+    );
+}
+
+#[test]
+fn suggestions_cover_misspellings_and_marker_type_names() {
+    assert_eq!(suggestion("dispach_output"), Some(Pipeline::DispatchOutput));
+    assert_eq!(suggestion("TurnOutput"), Some(Pipeline::TurnOutput));
+    assert_eq!(
+        suggestion("adk::pipeline::DispatchInput"),
+        Some(Pipeline::DispatchInput)
+    );
+    assert_eq!(suggestion("logging"), None);
+}
+
+#[test]
+fn a_name_far_from_every_pipeline_gets_the_list_without_a_guess() {
+    let found = problems(
+        quote!(pipeline = logging),
+        turn_middleware(documented_body()),
+    );
+    assert_one_problem_containing(&found, &["unknown pipeline `logging`; write one of"]);
+    assert!(!found[0].contains("did you mean"));
+}
+
+#[test]
+fn a_missing_pipeline_shows_the_choices_and_the_syntax() {
+    let found = problems(quote!(), turn_middleware(documented_body()));
+    assert_one_problem_containing(
+        &found,
+        &[
+            "`#[middleware(pipeline = turn_input)]`",
+            "`dispatch_output`",
+            "[dispatch_input, dispatch_output]",
+        ],
+    );
+}
+
+#[test]
+fn a_misspelt_argument_key_is_reported_with_a_suggestion() {
+    let found = problems(
+        quote!(pipline = turn_input),
+        turn_middleware(documented_body()),
+    );
+    assert_one_problem_containing(&found, &["`pipline`", "Did you mean `pipeline`?"]);
+}
+
+#[test]
+fn pipelines_of_two_scopes_are_rejected() {
+    let found = problems(
+        quote!(pipeline = [turn_input, dispatch_input]),
+        turn_middleware(documented_body()),
+    );
+    assert_one_problem_containing(
+        &found,
+        &["`dispatch_input` is dispatch-scoped but `turn_input` is turn-scoped"],
+    );
+}
+
+#[test]
+fn a_pipeline_listed_twice_is_rejected() {
+    let found = problems(
+        quote!(pipeline = [turn_input, turn_input]),
+        turn_middleware(documented_body()),
+    );
+    assert_one_problem_containing(&found, &["`turn_input` is listed twice"]);
+}
+
+#[test]
+fn an_empty_pipeline_list_is_rejected() {
+    let found = problems(quote!(pipeline = []), turn_middleware(documented_body()));
+    assert_one_problem_containing(&found, &["the pipeline list is empty"]);
+}
+
+#[test]
+fn independent_mistakes_are_all_reported_at_once() {
+    let found = problems(
+        quote!(pipeline = turn_inptu),
+        quote! {
+            fn load_history(next: Next<'_, TurnContext>, ctx: &mut TurnContext) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(found[0].contains("unknown pipeline"));
+    assert!(found[1].contains("must be an `async fn`"));
+    assert!(found[2].contains("the context comes first"));
+}
+
+#[test]
+fn a_plain_fn_must_become_async() {
+    let found = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+                drop(next.run(ctx));
+                Ok(())
+            }
+        },
+    );
+    assert!(found[0].contains("add `async` before `fn`"), "{found:#?}");
+}
+
+#[test]
+fn wrong_parameter_lists_state_the_expected_signature() {
+    let expected = "`async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), E>`";
+    let one = problems(
+        quote!(pipeline = turn_input),
+        quote!(
+            async fn load_history(ctx: &mut TurnContext) -> Result<(), BoxError> {
+                Ok(())
+            }
+        ),
+    );
+    assert_one_problem_containing(&one, &["`next` is missing", expected]);
+
+    let three = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>, limit: usize) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert_one_problem_containing(&three, &["only the context and `next`", expected]);
+
+    let none = problems(
+        quote!(pipeline = turn_input),
+        quote!(
+            async fn load_history() -> Result<(), BoxError> {
+                Ok(())
+            }
+        ),
+    );
+    assert_one_problem_containing(&none, &["take two parameters", expected]);
+}
+
+#[test]
+fn swapped_parameters_are_named_as_such() {
+    let found = problems(
+        quote!(pipeline = dispatch_output),
+        quote! {
+            async fn inspect(next: Next<'_, DispatchContext>, ctx: &mut DispatchContext) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert_one_problem_containing(
+        &found,
+        &[
+            "the context comes first",
+            "`(ctx: &mut DispatchContext, next: Next<'_, DispatchContext>)`",
+        ],
+    );
+}
+
+#[test]
+fn a_context_of_the_other_scope_is_reported_once() {
+    let found = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut adk::DispatchContext, next: Next<'_, adk::DispatchContext>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert_one_problem_containing(
+        &found,
+        &[
+            "`turn_input` middleware receive `TurnContext`, not `DispatchContext`",
+            "`dispatch_input` or `dispatch_output`",
+        ],
+    );
+}
+
+#[test]
+fn a_next_of_the_other_scope_is_reported() {
+    let found = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut TurnContext, next: Next<'_, DispatchContext>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert_one_problem_containing(&found, &["not `DispatchContext`"]);
+}
+
+#[test]
+fn the_context_must_be_borrowed_mutably() {
+    for context in [quote!(&TurnContext), quote!(TurnContext)] {
+        let found = problems(
+            quote!(pipeline = turn_input),
+            quote! {
+                async fn load_history(ctx: #context, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+                    let _ = next.run(ctx).await;
+                    Ok(())
+                }
+            },
+        );
+        assert_one_problem_containing(&found, &["write `ctx: &mut TurnContext`"]);
+    }
+}
+
+#[test]
+fn type_parameters_and_self_are_rejected_but_lifetimes_are_not() {
+    let generic = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history<T>(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert_one_problem_containing(&generic, &["cannot be generic"]);
+
+    let method = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(&self, ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert!(
+        method[0].contains("not a method; remove `self`"),
+        "{method:#?}"
+    );
+
+    let lifetimes = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history<'a>(ctx: &'a mut TurnContext, next: Next<'a, TurnContext>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert!(lifetimes.is_empty(), "{lifetimes:#?}");
+}
+
+#[test]
+fn the_return_type_must_be_a_unit_result() {
+    let missing = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) {
+                let _ = next.run(ctx).await;
+            }
+        },
+    );
+    assert_one_problem_containing(&missing, &["must return `Result<(), E>`", "Ok(())"]);
+
+    let bare_error = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> adk::pipeline::BoxError {
+                let _ = next.run(ctx).await;
+                "no".into()
+            }
+        },
+    );
+    assert_one_problem_containing(&bare_error, &["not a bare error"]);
+
+    let value = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<String, BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(String::new())
+            }
+        },
+    );
+    assert_one_problem_containing(&value, &["succeed with `()`"]);
+
+    // An alias cannot be judged by its name; the type system checks it in the expansion.
+    let alias = problems(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Outcome {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    );
+    assert!(alias.is_empty(), "{alias:#?}");
+}
+
+#[test]
+fn an_unused_next_is_a_short_circuit() {
+    let found = problems(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote!(Ok(()))),
+    );
+    assert_one_problem_containing(
+        &found,
+        &[
+            "`next` is never used",
+            "short-circuits the `turn_input` pipeline",
+            "E_PIPELINE_SHORT_CIRCUITED",
+            "`next.run(ctx).await`",
+            "`ctx.abort(reason)`",
+            "`_next`",
+        ],
+    );
+}
+
+#[test]
+fn an_underscore_next_opts_out_of_the_short_circuit_check() {
+    for pattern in [quote!(_next), quote!(_)] {
+        let found = problems(
+            quote!(pipeline = turn_input),
+            quote! {
+                async fn refuse(ctx: &mut TurnContext, #pattern: Next<'_, TurnContext>) -> Result<(), BoxError> {
+                    ctx.abort("read-only");
+                    Ok(())
+                }
+            },
+        );
+        assert!(found.is_empty(), "{found:#?}");
+    }
+}
+
+#[test]
+fn a_next_mentioned_only_inside_a_macro_counts_as_used() {
+    let found = problems(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote! {
+            tokio::select! { _ = next.run(ctx) => {} }
+            Ok(())
+        }),
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_run_call_that_is_not_awaited_is_reported() {
+    let statement = problems(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote! {
+            next.run(ctx);
+            Ok(())
+        }),
+    );
+    assert_one_problem_containing(
+        &statement,
+        &["does nothing until it is awaited", "add `.await`"],
+    );
+
+    let bound = problems(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote! {
+            let pending: _ = next.run(ctx);
+            drop(pending);
+            Ok(())
+        }),
+    );
+    assert_one_problem_containing(&bound, &["add `.await`"]);
+
+    let wildcard = problems(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote! {
+            let _ = next.run(ctx);
+            Ok(())
+        }),
+    );
+    assert_one_problem_containing(
+        &wildcard,
+        &["the rest of the `turn_input` pipeline never runs"],
+    );
+}
+
+#[test]
+fn a_run_future_handed_on_is_trusted_to_be_awaited() {
+    let bodies = [
+        quote! { let _ = tokio::time::timeout(limit, next.run(ctx)).await; Ok(()) },
+        quote! { let _ = next.run(ctx).boxed().await; Ok(()) },
+        quote! { let future = next.run(ctx); let _ = tokio::time::timeout(limit, future).await; Ok(()) },
+    ];
+    for body in bodies {
+        let found = problems(quote!(pipeline = turn_input), turn_middleware(body.clone()));
+        assert!(found.is_empty(), "{body}: {found:#?}");
+    }
+}
+
+#[test]
+fn awaited_run_calls_pass_in_every_position() {
+    let bodies = [
+        quote! { let outcome = next.run(ctx).await; let _ = outcome; Ok(()) },
+        quote! { let future = next.run(ctx); let _ = future.await; Ok(()) },
+        quote! { match (next.run(ctx)).await { _ => Ok(()) } },
+        quote! { if true { return next.run(ctx).await.is_completed().then_some(()).ok_or("failed".into()); } Ok(()) },
+        quote! { let _ = async move { next.run(ctx).await }.await; Ok(()) },
+    ];
+    for body in bodies {
+        let found = problems(quote!(pipeline = turn_input), turn_middleware(body.clone()));
+        assert!(found.is_empty(), "{body}: {found:#?}");
+    }
+}
+
+#[test]
+fn a_valid_function_expands_to_a_struct_and_one_impl_per_pipeline() {
+    let output = expand(
+        quote!(pipeline = [dispatch_input, dispatch_output]),
+        quote! {
+            /// Counts iterations.
+            pub async fn count(ctx: &mut DispatchContext, next: Next<'_, DispatchContext>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+    )
+    .to_string();
+    assert!(output.contains("pub struct count ;"), "{output}");
+    assert!(output.contains("Counts iterations."), "{output}");
+    for marker in ["DispatchInput", "DispatchOutput"] {
+        assert!(
+            output.contains(&format!(
+                "impl :: adk :: pipeline :: Middleware < :: adk :: pipeline :: {marker} > for count"
+            )),
+            "{output}"
+        );
+    }
+    assert!(!output.contains("compile_error"), "{output}");
+}
+
+#[test]
+fn an_invalid_function_still_expands_to_its_struct_and_body() {
+    let output = expand(
+        quote!(pipeline = turn_inptu),
+        turn_middleware(documented_body()),
+    )
+    .to_string();
+    assert!(output.contains("compile_error"), "{output}");
+    assert!(output.contains("struct load_history ;"), "{output}");
+    assert!(output.contains("impl load_history"), "{output}");
+    // The pipeline is unknown, so no `Middleware` impl can be written.
+    assert!(!output.contains("Middleware <"), "{output}");
+}
+
+#[test]
+fn a_known_pipeline_keeps_its_impl_after_a_signature_error() {
+    let output = expand(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote!(Ok(()))),
+    )
+    .to_string();
+    assert!(output.contains("compile_error"), "{output}");
+    assert!(
+        output.contains("Middleware < :: adk :: pipeline :: TurnInput >"),
+        "{output}"
+    );
+}

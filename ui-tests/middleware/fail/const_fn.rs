@@ -1,0 +1,12 @@
+//! A `const fn` cannot be middleware; the errors name both fixes and nothing else is reported.
+use adk::TurnContext;
+use adk::pipeline::{BoxError, Next};
+
+#[adk::middleware(pipeline = turn_input)]
+const fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+    let _ = ctx;
+    let _ = next;
+    Ok(())
+}
+
+fn main() {}
