@@ -4,6 +4,8 @@
 //! Each macro is split the same way: `parse` reads tokens into a model, `validate` checks the
 //! model and collects every error with the span of the user's token, `expand` writes the code.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 
 mod middleware;

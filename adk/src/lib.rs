@@ -4,13 +4,15 @@
 //! `turn_input` → dispatch loop (`dispatch_input` → executor → `dispatch_output`) → `turn_output`.
 //! The runner itself has no behaviour: middleware loads history, retrieves and enforces policy,
 //! a [`StorageAdapter`](storage::StorageAdapter) persists six primitives, and middleware passes
-//! state sideways through the [stash](stash).
+//! state sideways through the [`stash`].
 //!
 //! Where the TypeScript original checks its wiring when the runner is built, adk checks it when
 //! your crate compiles:
 //! - [`stash_key!`] declares typed keys over the untyped stash and rejects malformed paths;
 //! - [`storage_adapter!`] rejects a missing callback or a wrong signature;
-//! - `#[middleware]` makes middleware that only fits its own pipeline.
+//! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline.
+
+#![forbid(unsafe_code)]
 
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use adk::context::{Aborted, DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::events::Event;
-use adk::gate::{GateError, GateRequest, GateResult, ResolveError};
+use adk::gate::{GateError, GateRequest, ResolveError};
 use adk::pipeline::{BoxError, from_fn};
 use adk::storage::NoopStorage;
 use adk::{TurnOutcome, TurnRunner};
@@ -236,7 +236,7 @@ async fn a_gate_opened_before_next_blocks_downstream_middleware_until_answered()
                 Ok::<(), BoxError>(())
             })
         }))
-        .executor(executor_fn(|ctx: &mut DispatchContext| {
+        .executor(executor_fn(|_ctx: &mut DispatchContext| {
             Box::pin(async move { Err::<(), BoxError>(Aborted::new("not needed here").into()) })
         }))
         .build();
