@@ -31,3 +31,10 @@ fn middleware() {
     cases.pass("middleware/pass/*.rs");
     cases.compile_fail("middleware/fail/*.rs");
 }
+
+#[test]
+fn runner_builder() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("runner/pass/*.rs");
+    cases.compile_fail("runner/fail/*.rs");
+}

@@ -46,12 +46,14 @@ mod sealed {
     impl Sealed for std::sync::Arc<dyn crate::dispatch::Executor> {}
 }
 
+#[diagnostic::do_not_recommend]
 impl HasStorage for SharedStorage {
     fn into_storage(self) -> SharedStorage {
         self
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl HasExecutor for Arc<dyn Executor> {
     fn into_executor(self) -> Arc<dyn Executor> {
         self
