@@ -22,6 +22,7 @@ pub mod context;
 pub mod dispatch;
 pub mod events;
 pub mod gate;
+pub mod guide;
 pub mod pipeline;
 pub mod primitives;
 pub mod runner;
