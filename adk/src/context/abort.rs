@@ -2,7 +2,8 @@
 //! dispatch share with the caller's cancellation token.
 
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
@@ -57,47 +58,68 @@ impl Aborted {
     }
 }
 
-/// A cancellation token plus the first reason given. The turn's token is a child of the
-/// caller's (cancelling the caller's aborts the turn; aborting the turn leaves the caller's
-/// token alone), and the dispatch's is a child of the turn's.
+/// Whether a turn or dispatch was aborted, and why.
+///
+/// Checking is on the hot path (before every middleware), so it reads atomics: this state's own
+/// flag, the caller's token only when one was given, and the parent's state for a dispatch. The
+/// `token` is what storage callbacks and gates wait on; it is a child of the caller's token (for
+/// a turn) or of the turn's (for a dispatch), so cancellation reaches them too.
 #[derive(Debug)]
 pub(crate) struct AbortState {
-    token: CancellationToken,
+    aborted: AtomicBool,
     reason: Mutex<Option<AbortReason>>,
+    token: CancellationToken,
+    caller: Option<CancellationToken>,
 }
 
 impl AbortState {
-    pub(crate) fn child_of(parent: &CancellationToken) -> Self {
+    /// A turn's state: aborted by `abort` or by the caller's token.
+    pub(crate) fn for_turn(caller: Option<CancellationToken>) -> Self {
+        let token = caller
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
         Self {
-            token: parent.child_token(),
+            aborted: AtomicBool::new(false),
             reason: Mutex::new(None),
+            token,
+            caller,
+        }
+    }
+
+    /// A dispatch's state: its token is a child of the turn's; the dispatch also counts as
+    /// aborted when the turn is, which its context checks through the turn's state.
+    pub(crate) fn for_dispatch(turn: &AbortState) -> Self {
+        Self {
+            aborted: AtomicBool::new(false),
+            reason: Mutex::new(None),
+            token: turn.token.child_token(),
+            caller: None,
         }
     }
 
     pub(crate) fn abort(&self, reason: AbortReason) {
-        let mut slot = self
-            .reason
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_none() && !self.token.is_cancelled() {
+        let mut slot = self.reason.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() && !self.is_aborted() {
             *slot = Some(reason);
         }
         drop(slot);
+        self.aborted.store(true, Ordering::Release);
         self.token.cancel();
     }
 
     pub(crate) fn is_aborted(&self) -> bool {
-        self.token.is_cancelled()
+        self.aborted.load(Ordering::Acquire)
+            || self
+                .caller
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
     }
 
     pub(crate) fn reason(&self) -> Option<AbortReason> {
-        if !self.token.is_cancelled() {
+        if !self.is_aborted() {
             return None;
         }
-        let slot = self
-            .reason
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = self.reason.lock().unwrap_or_else(PoisonError::into_inner);
         Some(slot.clone().unwrap_or(AbortReason::Cancelled))
     }
 

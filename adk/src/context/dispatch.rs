@@ -78,7 +78,7 @@ pub struct DispatchContext {
     /// The tools the model may call in this dispatch (a copy: changes do not reach the turn).
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
-    id: String,
+    id: Arc<str>,
     pub(crate) iteration: u32,
     pub(crate) signal: Signal,
     ack_handlers: Arc<Mutex<AckHandlers>>,
@@ -118,13 +118,16 @@ impl DispatchContext {
             tool_calls: turn.tool_calls.clone(),
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
-            id: uuid::Uuid::now_v7().to_string(),
+            id: {
+                let mut buffer = uuid::Uuid::encode_buffer();
+                Arc::from(&*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer))
+            },
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: Arc::default(),
             queue: Vec::new(),
             pipeline_failure: None,
-            abort: AbortState::child_of(turn.cancellation()),
+            abort: AbortState::for_dispatch(&turn.shared.abort),
             streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
         }
@@ -133,6 +136,10 @@ impl DispatchContext {
     /// The dispatch's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    pub(crate) fn shared_id(&self) -> Arc<str> {
+        Arc::clone(&self.id)
     }
 
     /// The id of the turn this dispatch belongs to.
@@ -253,7 +260,7 @@ impl DispatchContext {
 
     /// Whether the dispatch was aborted, directly or because the turn was.
     pub fn is_aborted(&self) -> bool {
-        self.abort.is_aborted()
+        self.abort.is_aborted() || self.shared.abort.is_aborted()
     }
 
     /// Whether the whole turn was aborted.

@@ -137,8 +137,7 @@ impl TurnContext {
             Some(seed) => Registry::from_nested(seed)?,
             None => Registry::new(),
         };
-        let caller_token = raw.cancellation.unwrap_or_default();
-        let abort = AbortState::child_of(&caller_token);
+        let abort = AbortState::for_turn(raw.cancellation);
         let mut storage_context = StorageContext::new(raw.conversation_id)
             .with_turn_id(TurnId::new())
             .with_cancellation(abort.token().clone());

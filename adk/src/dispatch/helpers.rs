@@ -207,7 +207,7 @@ impl DispatchContext {
         payload: Option<Value>,
     ) {
         self.emit(Event::Log(LogRecord {
-            dispatch_id: self.id().to_owned(),
+            dispatch_id: self.shared_id(),
             iteration: self.iteration(),
             emitted_at: SystemTime::now(),
             level,
@@ -220,7 +220,7 @@ impl DispatchContext {
     /// Reports the statistics of a model call as [`Event::GenerationStats`].
     pub fn report_generation_stats(&self, stats: GenerationStats) {
         self.emit(Event::GenerationStats {
-            dispatch_id: self.id().to_owned(),
+            dispatch_id: self.shared_id(),
             iteration: self.iteration(),
             emitted_at: SystemTime::now(),
             stats,

@@ -53,7 +53,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let mut ctx = DispatchContext::seeded_from(turn);
     let events = ctx.shared.events.clone();
     let turn_id = turn.id().clone();
-    let dispatch_id = ctx.id().to_owned();
+    let dispatch_id = ctx.shared_id();
     let started_at = SystemTime::now();
     let started = Instant::now();
     events.emit(Event::DispatchStart {

@@ -80,7 +80,7 @@ impl LogLevel {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogRecord {
     /// The dispatch.
-    pub dispatch_id: String,
+    pub dispatch_id: std::sync::Arc<str>,
     /// The iteration it happened in.
     pub iteration: u32,
     /// When it was reported.

@@ -47,7 +47,7 @@ pub enum Event {
         /// The turn it belongs to.
         turn_id: TurnId,
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// When it began.
         started_at: SystemTime,
     },
@@ -56,7 +56,7 @@ pub enum Event {
         /// The turn it belongs to.
         turn_id: TurnId,
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// How it ended.
         status: DispatchStatus,
         /// The error that ended it, for a nack.
@@ -73,7 +73,7 @@ pub enum Event {
     /// An iteration of the dispatch loop began.
     IterationStart {
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// The iteration, counted from zero.
         iteration: u32,
         /// When it began.
@@ -82,7 +82,7 @@ pub enum Event {
     /// An iteration completed: its output pipeline ran and its writes were flushed.
     IterationEnd {
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// The iteration, counted from zero.
         iteration: u32,
         /// When it began.
@@ -97,7 +97,7 @@ pub enum Event {
         /// The turn.
         turn_id: TurnId,
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
         /// The tool call's id.
@@ -112,7 +112,7 @@ pub enum Event {
         /// The turn.
         turn_id: TurnId,
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
         /// The tool call's id.
@@ -153,7 +153,7 @@ pub enum Event {
     /// Statistics of a model call.
     GenerationStats {
         /// The dispatch.
-        dispatch_id: String,
+        dispatch_id: Arc<str>,
         /// The iteration.
         iteration: u32,
         /// When they were reported.

@@ -22,7 +22,7 @@ use crate::primitives::Identity;
 /// assert_eq!(TurnId::from("turn-1").as_str(), "turn-1");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TurnId(String);
+pub struct TurnId(std::sync::Arc<str>);
 
 impl TurnId {
     /// Mints a fresh, time-ordered turn id.
@@ -33,7 +33,12 @@ impl TurnId {
     /// ```
     #[must_use]
     pub fn new() -> Self {
-        Self(uuid::Uuid::now_v7().to_string())
+        // Formatted into a stack buffer: the id is cloned into every event, so it is shared
+        // (`Arc<str>`) rather than copied.
+        let mut buffer = uuid::Uuid::encode_buffer();
+        Self(std::sync::Arc::from(
+            &*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer),
+        ))
     }
 
     /// The id as text, for use as a database key.
@@ -55,13 +60,13 @@ impl Default for TurnId {
 
 impl From<String> for TurnId {
     fn from(id: String) -> Self {
-        Self(id)
+        Self(std::sync::Arc::from(id))
     }
 }
 
 impl From<&str> for TurnId {
     fn from(id: &str) -> Self {
-        Self(id.to_owned())
+        Self(std::sync::Arc::from(id))
     }
 }
 
