@@ -199,7 +199,7 @@ impl<P: Pipeline> Middleware<P> for Marker {
 // ---------------------------------------------------------------------------------------------
 
 /// What a [`ScriptedExecutor`] does in one iteration.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub enum Step {
     /// Returns without signalling: the loop goes on to the output pipeline and another iteration.
     Continue,
@@ -281,7 +281,7 @@ impl Executor for ScriptedExecutor {
             let step = usize::try_from(ctx.iteration())
                 .ok()
                 .and_then(|iteration| self.script.get(iteration))
-                .cloned()
+                .copied()
                 .unwrap_or(Step::Ack);
             match step {
                 Step::Continue => Ok(()),
