@@ -1,2 +1,565 @@
 //! Shared helpers for adk's integration tests. The tests themselves live in `tests/tests/`,
 //! one file per capability, each test named after the rule it checks.
+//!
+//! - [`EventRecorder`] keeps every event a runner emits and renders them as `(name, code)` pairs
+//!   so a test can assert an exact sequence;
+//! - [`Log`] is a shared, ordered list of markers, and [`Marker`] a middleware that fits every
+//!   pipeline and writes `name-pre` / `name-post` into it;
+//! - [`ScriptedExecutor`] plays one [`Step`] per dispatch iteration and acknowledges once its
+//!   script runs out, so a dispatch always ends;
+//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use adk::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use adk::context::{Aborted, DispatchContext};
+use adk::dispatch::Executor;
+use adk::events::{Event, TurnError};
+use adk::pipeline::{BoxError, BoxFuture, Downstream, Middleware, Next, Pipeline};
+use adk::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall};
+use adk::storage::{NoopStorage, Primitive, StorageAdapter, StorageContext, StorageError};
+
+/// Locks a test mutex; a test that panicked while holding it has already failed, so its data is
+/// still good enough to report from.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Collects every event a runner emits, in order.
+///
+/// ```
+/// use adk_integration_tests::EventRecorder;
+///
+/// let recorder = EventRecorder::new();
+/// // TurnRunner::builder().observe(recorder.listener())...
+/// assert!(recorder.trace().is_empty());
+/// ```
+#[derive(Clone, Default)]
+pub struct EventRecorder {
+    events: Arc<Mutex<Vec<Event>>>,
+}
+
+impl EventRecorder {
+    /// An empty recorder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The listener to hand to `TurnRunnerBuilder::observe`.
+    pub fn listener(&self) -> impl Fn(&Event) + Send + Sync + 'static {
+        let events = Arc::clone(&self.events);
+        move |event| lock(&events).push(event.clone())
+    }
+
+    /// Every event so far.
+    pub fn events(&self) -> Vec<Event> {
+        lock(&self.events).clone()
+    }
+
+    /// The events as `(name, code)` pairs: the code is the error code (`E_*`) of an `error`
+    /// event, the status (`ack`, `nack`, `aborted`) of a `dispatchEnd`, and empty otherwise.
+    pub fn trace(&self) -> Vec<(&'static str, &'static str)> {
+        lock(&self.events)
+            .iter()
+            .map(|event| {
+                let code = match event {
+                    Event::Error { error, .. } => error.code().as_str(),
+                    Event::DispatchEnd { status, .. } => status.as_str(),
+                    _ => "",
+                };
+                (event.name(), code)
+            })
+            .collect()
+    }
+
+    /// The event names only.
+    pub fn names(&self) -> Vec<&'static str> {
+        lock(&self.events).iter().map(Event::name).collect()
+    }
+
+    /// The errors carried by `error` events, in order.
+    pub fn errors(&self) -> Vec<TurnError> {
+        lock(&self.events)
+            .iter()
+            .filter_map(|event| match event {
+                Event::Error { error, .. } => Some(error.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The error carried by the `dispatchEnd` event, if there was one and it carried an error.
+    pub fn dispatch_end_error(&self) -> Option<TurnError> {
+        lock(&self.events).iter().find_map(|event| match event {
+            Event::DispatchEnd { error, .. } => error.clone(),
+            _ => None,
+        })
+    }
+
+    /// Forgets every event recorded so far.
+    pub fn clear(&self) {
+        lock(&self.events).clear();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// A shared, ordered list of markers that middleware, executors and tests write to, plus what
+/// each [`Marker`] saw come back from `next`.
+///
+/// ```
+/// use adk_integration_tests::Log;
+///
+/// let log = Log::new();
+/// log.push("a-pre");
+/// assert_eq!(log.entries(), ["a-pre"]);
+/// ```
+#[derive(Clone, Default)]
+pub struct Log {
+    entries: Arc<Mutex<Vec<String>>>,
+    outcomes: Arc<Mutex<Vec<(String, Downstream)>>>,
+}
+
+impl Log {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a marker.
+    pub fn push(&self, entry: impl Into<String>) {
+        lock(&self.entries).push(entry.into());
+    }
+
+    /// Every marker so far, in order.
+    pub fn entries(&self) -> Vec<String> {
+        lock(&self.entries).clone()
+    }
+
+    /// Every marker so far, joined by spaces: `"a-pre b-pre b-post a-post"`.
+    pub fn joined(&self) -> String {
+        lock(&self.entries).join(" ")
+    }
+
+    /// What the marker `name` saw `next.run` return, each time it ran.
+    pub fn outcomes_seen_by(&self, name: &str) -> Vec<Downstream> {
+        lock(&self.outcomes)
+            .iter()
+            .filter(|(seen_by, _)| seen_by == name)
+            .map(|(_, outcome)| *outcome)
+            .collect()
+    }
+
+    fn record_outcome(&self, name: &str, outcome: Downstream) {
+        lock(&self.outcomes).push((name.to_owned(), outcome));
+    }
+
+    /// Forgets every marker and outcome.
+    pub fn clear(&self) {
+        lock(&self.entries).clear();
+        lock(&self.outcomes).clear();
+    }
+
+    /// A [`Marker`] named `name` writing to this log.
+    pub fn marker(&self, name: &'static str) -> Marker {
+        Marker {
+            name,
+            log: self.clone(),
+        }
+    }
+}
+
+/// Middleware for any of the four pipelines: logs `name-pre`, runs the rest of the pipeline,
+/// records what `next` returned, logs `name-post`.
+#[derive(Clone)]
+pub struct Marker {
+    name: &'static str,
+    log: Log,
+}
+
+impl<P: Pipeline> Middleware<P> for Marker {
+    fn handle<'a>(
+        &'a self,
+        ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            self.log.push(format!("{}-pre", self.name));
+            let outcome = next.run(ctx).await;
+            self.log.record_outcome(self.name, outcome);
+            self.log.push(format!("{}-post", self.name));
+            Ok(())
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// What a [`ScriptedExecutor`] does in one iteration.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    /// Returns without signalling: the loop goes on to the output pipeline and another iteration.
+    Continue,
+    /// Acknowledges the dispatch.
+    Ack,
+    /// Nacks the dispatch with this message.
+    Nack(&'static str),
+    /// Returns an error with this message.
+    Fail(&'static str),
+    /// Panics with this message.
+    Panic(&'static str),
+    /// Returns `adk::context::Aborted` with this reason, aborting the dispatch.
+    Abort(&'static str),
+}
+
+/// An executor that plays `script[iteration]` and acknowledges once the script runs out, so a
+/// dispatch always ends. It logs `executor` to its [`Log`] every time it runs and counts its
+/// runs.
+///
+/// ```
+/// use adk_integration_tests::{Log, ScriptedExecutor, Step};
+///
+/// let executor = ScriptedExecutor::new([Step::Continue, Step::Ack]).logging_to(Log::new());
+/// assert_eq!(executor.runs(), 0);
+/// ```
+#[derive(Clone)]
+pub struct ScriptedExecutor {
+    script: Arc<[Step]>,
+    runs: Arc<AtomicUsize>,
+    log: Option<Log>,
+}
+
+impl ScriptedExecutor {
+    /// An executor playing `script`, one step per iteration.
+    pub fn new(script: impl IntoIterator<Item = Step>) -> Self {
+        Self {
+            script: script.into_iter().collect(),
+            runs: Arc::default(),
+            log: None,
+        }
+    }
+
+    /// An executor that acknowledges in its first iteration.
+    pub fn acking() -> Self {
+        Self::new([Step::Ack])
+    }
+
+    /// Also logs `executor` to `log` every time it runs.
+    pub fn logging_to(mut self, log: Log) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    /// How many times it ran, across every turn.
+    pub fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
+}
+
+/// The error a scripted step fails with: its message is the script's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptedFailure(pub &'static str);
+
+impl std::fmt::Display for ScriptedFailure {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.0)
+    }
+}
+
+impl std::error::Error for ScriptedFailure {}
+
+impl Executor for ScriptedExecutor {
+    fn execute<'a>(&'a self, ctx: &'a mut DispatchContext) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            if let Some(log) = &self.log {
+                log.push("executor");
+            }
+            let step = usize::try_from(ctx.iteration())
+                .ok()
+                .and_then(|iteration| self.script.get(iteration))
+                .copied()
+                .unwrap_or(Step::Ack);
+            match step {
+                Step::Continue => Ok(()),
+                Step::Ack => Ok(ctx.ack()?),
+                Step::Nack(message) => Ok(ctx.nack(ScriptedFailure(message))?),
+                Step::Fail(message) => Err(ScriptedFailure(message).into()),
+                Step::Panic(message) => panic!("{message}"),
+                Step::Abort(reason) => Err(Aborted::new(reason).into()),
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// A storage adapter that keeps messages (store appends, mutate replaces in place, delete
+/// removes) and records every call it receives as `"method argument"`, e.g.
+/// `"store_message m1"`. Every other primitive is accepted and dropped; bytes go to an
+/// in-memory [`NoopStorage`].
+///
+/// Clones share their state, so a test keeps one clone and hands the other to the runner.
+///
+/// ```
+/// use adk_integration_tests::RecordingStorage;
+///
+/// let storage = RecordingStorage::new();
+/// assert!(storage.calls().is_empty());
+/// ```
+#[derive(Clone, Default)]
+pub struct RecordingStorage {
+    messages: Arc<Mutex<Vec<Message>>>,
+    calls: Arc<Mutex<Vec<String>>>,
+    bytes: Arc<NoopStorage>,
+}
+
+impl RecordingStorage {
+    /// Storage holding no message.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Storage already holding these messages, as if stored by earlier turns.
+    pub fn with_messages(messages: impl IntoIterator<Item = Message>) -> Self {
+        let storage = Self::default();
+        lock(&storage.messages).extend(messages);
+        storage
+    }
+
+    /// Every call received so far, in order.
+    pub fn calls(&self) -> Vec<String> {
+        lock(&self.calls).clone()
+    }
+
+    /// The ids of the stored messages, in fetch order.
+    pub fn message_ids(&self) -> Vec<String> {
+        lock(&self.messages)
+            .iter()
+            .map(|message| message.id().to_owned())
+            .collect()
+    }
+
+    /// The stored messages, in fetch order.
+    pub fn messages(&self) -> Vec<Message> {
+        lock(&self.messages).clone()
+    }
+
+    fn record(&self, call: impl Into<String>) {
+        lock(&self.calls).push(call.into());
+    }
+}
+
+impl StorageAdapter for RecordingStorage {
+    async fn fetch_memories(&self, _ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        self.record("fetch_memories");
+        Ok(Vec::new())
+    }
+    async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        self.record("fetch_messages");
+        Ok(self.messages())
+    }
+    async fn fetch_thoughts(&self, _ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        self.record("fetch_thoughts");
+        Ok(Vec::new())
+    }
+    async fn fetch_tool_calls(&self, _ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        self.record("fetch_tool_calls");
+        Ok(Vec::new())
+    }
+    async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+        self.record("fetch_tools");
+        Ok(Vec::new())
+    }
+    async fn fetch_retrievables(
+        &self,
+        _ctx: &StorageContext,
+    ) -> Result<Vec<Retrievable>, StorageError> {
+        self.record("fetch_retrievables");
+        Ok(Vec::new())
+    }
+    async fn refresh_standing_instructions(
+        &self,
+        _ctx: &StorageContext,
+    ) -> Result<Vec<StandingInstruction>, StorageError> {
+        self.record("refresh_standing_instructions");
+        Ok(Vec::new())
+    }
+    async fn store_memory(
+        &self,
+        _ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        self.record(format!("store_memory {}", memory.id()));
+        Ok(())
+    }
+    async fn mutate_memory(
+        &self,
+        _ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        self.record(format!("mutate_memory {}", memory.id()));
+        Ok(())
+    }
+    async fn delete_memory(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.record(format!("delete_memory {id}"));
+        Ok(())
+    }
+    async fn store_message(
+        &self,
+        _ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.record(format!("store_message {}", message.id()));
+        lock(&self.messages).push(message);
+        Ok(())
+    }
+    async fn mutate_message(
+        &self,
+        _ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.record(format!("mutate_message {}", message.id()));
+        let mut messages = lock(&self.messages);
+        match messages
+            .iter_mut()
+            .find(|stored| stored.id() == message.id())
+        {
+            Some(stored) => {
+                *stored = message;
+                Ok(())
+            }
+            None => Err(StorageError::NotFound {
+                kind: Primitive::Messages,
+                id: message.id().to_owned(),
+            }),
+        }
+    }
+    async fn delete_message(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.record(format!("delete_message {id}"));
+        lock(&self.messages).retain(|stored| stored.id() != id);
+        Ok(())
+    }
+    async fn store_thought(
+        &self,
+        _ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.record(format!("store_thought {}", thought.id()));
+        Ok(())
+    }
+    async fn mutate_thought(
+        &self,
+        _ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.record(format!("mutate_thought {}", thought.id()));
+        Ok(())
+    }
+    async fn delete_thought(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.record(format!("delete_thought {id}"));
+        Ok(())
+    }
+    async fn store_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.record(format!("store_tool_call {}", tool_call.id()));
+        Ok(())
+    }
+    async fn mutate_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.record(format!("mutate_tool_call {}", tool_call.id()));
+        Ok(())
+    }
+    async fn delete_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.record(format!("delete_tool_call {id}"));
+        Ok(())
+    }
+    async fn store_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.record(format!("store_retrievable {}", retrievable.id()));
+        Ok(())
+    }
+    async fn mutate_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.record(format!("mutate_retrievable {}", retrievable.id()));
+        Ok(())
+    }
+    async fn delete_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.record(format!("delete_retrievable {id}"));
+        Ok(())
+    }
+    async fn store_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.record(format!(
+            "store_standing_instruction {}",
+            instruction.render()
+        ));
+        Ok(())
+    }
+    async fn mutate_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.record(format!(
+            "mutate_standing_instruction {}",
+            instruction.render()
+        ));
+        Ok(())
+    }
+    async fn delete_standing_instruction(
+        &self,
+        _ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.record(format!(
+            "delete_standing_instruction {}",
+            instruction.render()
+        ));
+        Ok(())
+    }
+    async fn store_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<MediaReader, StorageError> {
+        self.record(format!("store_media_bytes {id}"));
+        self.bytes.store_media_bytes(ctx, id, bytes).await
+    }
+    async fn store_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        self.record(format!("store_retrievable_bytes {id}"));
+        self.bytes.store_retrievable_bytes(ctx, id, bytes).await
+    }
+}

@@ -217,7 +217,13 @@ async fn run_layer<C: PipelineContext>(
         .await;
     let cause = match result {
         Ok(Ok(())) => {
-            return decode(slot.load(Ordering::Relaxed)).unwrap_or(Downstream::ShortCircuited);
+            return match decode(slot.load(Ordering::Relaxed)) {
+                Some(outcome) => outcome,
+                // Not running `next` after an abort is how an abort stops the chain, not a
+                // short-circuit: every upstream post-step sees what the runner reports.
+                None if ctx.is_aborted() => Downstream::Aborted,
+                None => Downstream::ShortCircuited,
+            };
         }
         // Returning the abort error is an abort, not a failure: no error is reported.
         Ok(Err(error)) => match ctx.absorb_abort(error) {

@@ -18,6 +18,8 @@
 //! through [`PipelineContext::report_failure`], and the upstream post-steps still run;
 //! [`Next::run`] returns a [`Downstream`] so a post-step can tell the commit path from the
 //! failure path.
+//!
+#![doc = include_str!("../../../docs/pipelines.md")]
 
 mod chain;
 mod from_fn;
