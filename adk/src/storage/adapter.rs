@@ -274,8 +274,9 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Persists a new memory; a later fetch returns it after every memory stored before it.
     ///
     /// Called as soon as middleware, the executor or a tool stores a memory on the turn context. A
-    /// store made inside a dispatch is queued and reaches this callback only after that iteration
-    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    /// store made inside a dispatch reaches this callback at once too; only the turn's
+    /// collections wait for the iteration to complete (a nacked iteration's records stay
+    /// persisted, never rolled back).
     fn store_memory(
         &self,
         ctx: &StorageContext,
@@ -305,8 +306,9 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Persists a new message; a later fetch returns it after every message stored before it.
     ///
     /// Called as soon as middleware, the executor or a tool stores a message on the turn context. A
-    /// store made inside a dispatch is queued and reaches this callback only after that iteration
-    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    /// store made inside a dispatch reaches this callback at once too; only the turn's
+    /// collections wait for the iteration to complete (a nacked iteration's records stay
+    /// persisted, never rolled back).
     fn store_message(
         &self,
         ctx: &StorageContext,
@@ -336,8 +338,9 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Persists a new thought; a later fetch returns it after every thought stored before it.
     ///
     /// Called as soon as middleware, the executor or a tool stores a thought on the turn context. A
-    /// store made inside a dispatch is queued and reaches this callback only after that iteration
-    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    /// store made inside a dispatch reaches this callback at once too; only the turn's
+    /// collections wait for the iteration to complete (a nacked iteration's records stay
+    /// persisted, never rolled back).
     fn store_thought(
         &self,
         ctx: &StorageContext,
@@ -367,8 +370,9 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Persists a new tool call; a later fetch returns it after every tool call stored before it.
     ///
     /// Called as soon as middleware, the executor or a tool stores a tool call on the turn context. A
-    /// store made inside a dispatch is queued and reaches this callback only after that iteration
-    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    /// store made inside a dispatch reaches this callback at once too; only the turn's
+    /// collections wait for the iteration to complete (a nacked iteration's records stay
+    /// persisted, never rolled back).
     fn store_tool_call(
         &self,
         ctx: &StorageContext,
@@ -399,8 +403,9 @@ pub trait StorageAdapter: Send + Sync + 'static {
     /// Persists a new retrievable; a later fetch returns it after every retrievable stored before it.
     ///
     /// Called as soon as middleware, the executor or a tool stores a retrievable on the turn context. A
-    /// store made inside a dispatch is queued and reaches this callback only after that iteration
-    /// is acknowledged, so a rejected iteration leaves storage untouched.
+    /// store made inside a dispatch reaches this callback at once too; only the turn's
+    /// collections wait for the iteration to complete (a nacked iteration's records stay
+    /// persisted, never rolled back).
     ///
     /// A retrievable whose content is static text and that is not marked inline arrives here with
     /// its text already spooled through [`store_retrievable_bytes`](Self::store_retrievable_bytes).
