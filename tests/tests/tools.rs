@@ -887,3 +887,11 @@ fn a_kept_tool_keeps_its_own_hidden_flag_and_a_replacing_tool_brings_its_own() {
     assert_eq!(merged.get("replaced").unwrap().description(), "new");
     assert_eq!(names_of(&left.hidden()), ["kept", "replaced"]);
 }
+
+#[test]
+fn tools_invocations_and_execution_errors_cross_threads() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Tool>();
+    assert_send_sync::<ToolInvocation>();
+    assert_send_sync::<ToolExecutionError>();
+}
