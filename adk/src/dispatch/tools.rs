@@ -252,7 +252,8 @@ impl DispatchContext {
                 tool_call_checksum(name, &Map::from_iter([("value".to_owned(), other.clone())]))
             }
         };
-        let invocation = tool.invocation(call_id).in_dispatch(
+        let invocation = tool.invocation_in_dispatch(
+            call_id,
             &checksum,
             self.id(),
             self.iteration(),

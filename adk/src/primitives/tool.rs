@@ -100,20 +100,6 @@ impl ToolInvocation {
         self
     }
 
-    /// The invocation a dispatch hands a handler.
-    pub(crate) fn in_dispatch(
-        mut self,
-        checksum: &str,
-        dispatch_id: &str,
-        iteration: u32,
-        storage: SharedStorage,
-        storage_context: StorageContext,
-    ) -> Self {
-        self.checksum = Some(Arc::from(checksum));
-        self.dispatch = Some((Arc::from(dispatch_id), iteration));
-        self.with_storage(storage, storage_context)
-    }
-
     /// The name of the tool being called.
     pub fn tool_name(&self) -> &str {
         &self.tool_name
@@ -304,7 +290,7 @@ struct ToolParts {
     description: String,
     input_schema: Value,
     arguments: ArgumentCheck,
-    meta: Map<String, Value>,
+    meta: Arc<Map<String, Value>>,
     ephemeral: bool,
     trusted: bool,
     on_collision: CollisionPolicy,
@@ -386,7 +372,7 @@ impl Tool {
     /// ```
     pub fn typed<Arguments>(name: impl Into<String>) -> ToolBuilder<(), Typed<Arguments>>
     where
-        Arguments: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        Arguments: DeserializeOwned + schemars::JsonSchema + 'static,
     {
         let generator = schemars::generate::SchemaSettings::draft2020_12()
             .with(|settings| settings.meta_schema = None)
@@ -414,7 +400,30 @@ impl Tool {
 
     /// An invocation of this tool for `call_id`, carrying the tool's `meta`.
     pub fn invocation(&self, call_id: impl Into<String>) -> ToolInvocation {
-        ToolInvocation::new(self.parts.name.as_str(), call_id).with_meta(self.parts.meta.clone())
+        let mut invocation = ToolInvocation::new(self.parts.name.as_str(), call_id);
+        invocation.meta = Arc::clone(&self.parts.meta);
+        invocation
+    }
+
+    /// The invocation a dispatch hands this tool's handler.
+    pub(crate) fn invocation_in_dispatch(
+        &self,
+        call_id: &str,
+        checksum: &str,
+        dispatch_id: &str,
+        iteration: u32,
+        storage: SharedStorage,
+        storage_context: StorageContext,
+    ) -> ToolInvocation {
+        ToolInvocation {
+            tool_name: Arc::from(self.parts.name.as_str()),
+            call_id: Arc::from(call_id),
+            checksum: Some(Arc::from(checksum)),
+            meta: Arc::clone(&self.parts.meta),
+            dispatch: Some((Arc::from(dispatch_id), iteration)),
+            storage,
+            storage_context,
+        }
     }
 
     /// The name the model calls it by.
@@ -622,7 +631,7 @@ impl<Handler> ToolBuilder<Handler, Untyped> {
 
 impl<Handler, Arguments> ToolBuilder<Handler, Typed<Arguments>>
 where
-    Arguments: DeserializeOwned + Send + 'static,
+    Arguments: DeserializeOwned + 'static,
 {
     /// The async function run for each call, given the arguments deserialized into
     /// `Arguments`. It may return anything convertible into a [`ToolOutput`].
@@ -690,7 +699,7 @@ impl<Arguments> ToolBuilder<ToolHandler, Arguments> {
                 description: self.description,
                 input_schema: self.input_schema,
                 arguments: arguments(compiled),
-                meta: self.meta,
+                meta: Arc::new(self.meta),
                 ephemeral: self.ephemeral,
                 trusted: self.trusted,
                 on_collision: self.on_collision,
@@ -891,7 +900,9 @@ impl ToolRegistry {
         self.hidden.clear();
     }
 
-    /// Removes every ephemeral tool (and its hidden flag); returns them in order.
+    /// Removes every ephemeral tool (and its hidden flag); returns them in order. A dispatch
+    /// does this to its own `tools` when it is acknowledged, before any `on_ack` handler the
+    /// executor registered runs.
     pub fn prune_ephemeral(&mut self) -> Vec<Tool> {
         let (pruned, kept): (Vec<Tool>, Vec<Tool>) =
             self.tools.drain(..).partition(Tool::ephemeral);
@@ -990,6 +1001,7 @@ impl ToolRegistry {
 #[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
 mod tests {
     use super::*;
+    use crate::primitives::ArgumentViolation;
 
     fn tool(name: &str) -> Tool {
         described(name, "demo", CollisionPolicy::Fail)
@@ -1168,6 +1180,35 @@ mod tests {
             .unwrap();
         let output = tool.call(args, tool.invocation("c")).await.unwrap();
         assert!(matches!(output, ToolOutput::Text(ref text) if text == "59.9,10.8"));
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code, reason = "the fields are read through serde only")]
+    struct Trip {
+        from: Coordinates,
+        to: Coordinates,
+    }
+
+    #[test]
+    fn nested_argument_types_are_validated_through_their_local_references() {
+        let tool = Tool::typed::<Trip>("trip")
+            .description("d")
+            .handler(|_: Trip, _| async { Ok("ok") })
+            .build()
+            .unwrap();
+        assert!(tool.input_schema()["$defs"]["Coordinates"].is_object());
+        let error = tool
+            .validate(json!({
+                "from": {"latitude": 1.0, "longitude": 2.0},
+                "to": {"latitude": "north", "longitude": 2.0}
+            }))
+            .unwrap_err();
+        let pointers: Vec<&str> = error
+            .violations()
+            .iter()
+            .map(ArgumentViolation::pointer)
+            .collect();
+        assert_eq!(pointers, ["/to/latitude"]);
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
