@@ -108,7 +108,7 @@ impl std::fmt::Debug for DispatchContext {
 impl DispatchContext {
     /// Starts a dispatch of `turn`: copies its stash, collections and tools.
     pub(crate) fn seeded_from(turn: &TurnContext) -> Self {
-        Self {
+        let mut ctx = Self {
             stash: turn.stash.clone(),
             standing_instructions: turn.standing_instructions.clone(),
             messages: turn.messages.clone(),
@@ -130,7 +130,9 @@ impl DispatchContext {
             abort: AbortState::for_dispatch(&turn.shared.abort),
             streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
-        }
+        };
+        ctx.prune_ephemeral_tools_on_ack();
+        ctx
     }
 
     /// The dispatch's id.

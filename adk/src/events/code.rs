@@ -39,6 +39,8 @@ pub enum ErrorCode {
     InvalidToolArgs,
     /// A tool handler returned an error or panicked.
     ToolDownstreamError,
+    /// A tool was called that the dispatch does not offer (absent or hidden).
+    UnknownTool,
     /// A turn gate timed out.
     TurnGateTimeout,
     /// A turn gate was aborted.
@@ -67,6 +69,7 @@ impl ErrorCode {
             Self::ToolAlreadyRegistered => "E_TOOL_ALREADY_REGISTERED",
             Self::InvalidToolArgs => "E_INVALID_TOOL_ARGS",
             Self::ToolDownstreamError => "E_TOOL_DOWNSTREAM_ERROR",
+            Self::UnknownTool => "E_UNKNOWN_TOOL",
             Self::TurnGateTimeout => "E_TURN_GATE_TIMEOUT",
             Self::TurnGateAborted => "E_TURN_GATE_ABORTED",
             Self::TurnGateRejected => "E_TURN_GATE_REJECTED",

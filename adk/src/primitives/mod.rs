@@ -34,6 +34,7 @@ mod spooled_artifact;
 mod standing_instruction;
 mod thought;
 mod tool;
+mod tool_arguments;
 mod tool_call;
 
 pub use error::{PrimitiveError, PrimitiveKind};
@@ -47,8 +48,9 @@ pub use standing_instruction::{StandingInstruction, Tokenizable};
 pub use thought::Thought;
 pub use tool::{
     CollisionPolicy, Tool, ToolBuilder, ToolError, ToolHandler, ToolInvocation, ToolOutput,
-    ToolRegistry, ToolRegistryError,
+    ToolRegistry, ToolRegistryError, Typed, Untyped,
 };
+pub use tool_arguments::{ArgumentViolation, InvalidToolArgs};
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
 
 /// An instant in time, serialized as an RFC 3339 string (`"2026-01-02T03:04:05Z"`).

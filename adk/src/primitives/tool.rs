@@ -1,17 +1,26 @@
 //! [`Tool`]: a function the model can call, and [`ToolRegistry`]: the ordered set of tools a
 //! turn offers, with hiding and merging.
+//!
+//! A tool checks its arguments against its JSON Schema before its handler runs (the validator
+//! is compiled once, when the tool is built). A tool built with [`Tool::typed`] takes a
+//! `Deserialize` struct instead of raw JSON, and its schema is derived from that struct.
 
 use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::Checker;
+use super::tool_arguments::{ArgumentCheck, InvalidToolArgs};
 use super::{Media, PrimitiveError, PrimitiveKind, SpooledArtifact};
+use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use crate::storage::{NoopStorage, SharedStorage, StorageContext, StorageError};
 
 /// The stored form of a tool's handler: an async function of the arguments and the invocation.
 ///
@@ -22,10 +31,11 @@ pub type ToolHandler = Arc<
         + Sync,
 >;
 
-/// What a handler learns about the call it serves. Cheap to clone.
+/// What a handler learns about the call it serves, and its way to storage. Cheap to clone.
 ///
-/// Today it carries the tool's name, the call id and the tool's `meta`; later versions add
-/// access to storage and events without changing how handlers are written.
+/// It carries the tool's name, the call id and checksum, the tool's `meta`, the dispatch and
+/// iteration it runs in, and a handle to the turn's storage, so a handler can persist bytes
+/// without borrowing the dispatch context (which the executor holds while the tool runs).
 ///
 /// ```
 /// use adk::primitives::ToolInvocation;
@@ -34,27 +44,59 @@ pub type ToolHandler = Arc<
 /// assert_eq!(invocation.tool_name(), "weather");
 /// assert_eq!(invocation.call_id(), "call-1");
 /// assert!(invocation.meta().is_empty());
+/// assert_eq!(invocation.dispatch_id(), None); // made outside a dispatch
 /// ```
 #[derive(Debug, Clone)]
 pub struct ToolInvocation {
     tool_name: Arc<str>,
     call_id: Arc<str>,
+    checksum: Option<Arc<str>>,
     meta: Arc<Map<String, Value>>,
+    dispatch: Option<(Arc<str>, u32)>,
+    storage: SharedStorage,
+    storage_context: StorageContext,
 }
 
+/// The conversation id of the storage context an invocation made outside a turn carries.
+const STANDALONE_CONVERSATION: &str = "standalone-tool-invocation";
+
 impl ToolInvocation {
-    /// An invocation of `tool_name` identified by `call_id`, with empty `meta`.
+    /// An invocation of `tool_name` identified by `call_id`, with empty `meta`, outside any
+    /// dispatch. Its storage is a fresh [`NoopStorage`] (whose byte conduits keep bytes in
+    /// memory) until [`with_storage`](Self::with_storage) says otherwise: enough to test a
+    /// handler on its own.
     pub fn new(tool_name: impl Into<String>, call_id: impl Into<String>) -> Self {
         Self {
             tool_name: Arc::from(tool_name.into()),
             call_id: Arc::from(call_id.into()),
+            checksum: None,
             meta: Arc::new(Map::new()),
+            dispatch: None,
+            storage: SharedStorage::new(NoopStorage::new()),
+            storage_context: StorageContext::new(STANDALONE_CONVERSATION),
         }
     }
 
     /// The same invocation carrying `meta`.
     pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Arc::new(meta);
+        self
+    }
+
+    /// The same invocation persisting through `storage`, with `storage_context` handed to
+    /// every storage call.
+    ///
+    /// ```
+    /// use adk::primitives::ToolInvocation;
+    /// use adk::storage::{NoopStorage, SharedStorage, StorageContext};
+    ///
+    /// let invocation = ToolInvocation::new("weather", "call-1")
+    ///     .with_storage(SharedStorage::new(NoopStorage::new()), StorageContext::new("c-7"));
+    /// assert_eq!(invocation.storage_context().conversation_id().as_str(), "c-7");
+    /// ```
+    pub fn with_storage(mut self, storage: SharedStorage, storage_context: StorageContext) -> Self {
+        self.storage = storage;
+        self.storage_context = storage_context;
         self
     }
 
@@ -68,9 +110,72 @@ impl ToolInvocation {
         &self.call_id
     }
 
+    /// The call's checksum (see [`tool_call_checksum`](super::tool_call_checksum)), the
+    /// `call_id` of its execution events; `None` outside a dispatch.
+    pub fn checksum(&self) -> Option<&str> {
+        self.checksum.as_deref()
+    }
+
     /// The tool's `meta`, as configured when it was built.
     pub fn meta(&self) -> &Map<String, Value> {
         &self.meta
+    }
+
+    /// The id of the dispatch running the tool; `None` outside a dispatch.
+    pub fn dispatch_id(&self) -> Option<&str> {
+        self.dispatch
+            .as_ref()
+            .map(|(dispatch_id, _)| &**dispatch_id)
+    }
+
+    /// The dispatch iteration running the tool, counted from zero; `None` outside a dispatch.
+    pub fn iteration(&self) -> Option<u32> {
+        self.dispatch.as_ref().map(|(_, iteration)| *iteration)
+    }
+
+    /// The turn's storage.
+    pub fn storage(&self) -> &SharedStorage {
+        &self.storage
+    }
+
+    /// What storage calls receive: conversation, turn, identity, cancellation.
+    pub fn storage_context(&self) -> &StorageContext {
+        &self.storage_context
+    }
+
+    /// Routes media bytes into storage and returns a reader over them; build a
+    /// [`Media`] from the reader and return it, or store the record that owns it.
+    ///
+    /// ```
+    /// use adk::primitives::ToolInvocation;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let invocation = ToolInvocation::new("camera", "call-1");
+    /// let reader = invocation.store_media_bytes("photo-1", vec![0xff, 0xd8]).await?;
+    /// # let _ = reader;
+    /// # Ok::<(), adk::storage::StorageError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn store_media_bytes(
+        &self,
+        id: impl Into<String>,
+        bytes: impl Into<ConduitBytes>,
+    ) -> Result<MediaReader, StorageError> {
+        self.storage
+            .store_media_bytes(&self.storage_context, id.into(), bytes.into())
+            .await
+    }
+
+    /// Routes large text into storage and returns a spool reader over it; wrap the reader in
+    /// a [`SpooledArtifact`] and return it.
+    pub async fn store_retrievable_bytes(
+        &self,
+        id: impl Into<String>,
+        bytes: impl Into<ConduitBytes>,
+    ) -> Result<SpoolReader, StorageError> {
+        self.storage
+            .store_retrievable_bytes(&self.storage_context, id.into(), bytes.into())
+            .await
     }
 }
 
@@ -184,7 +289,8 @@ struct ToolParts {
     name: String,
     description: String,
     input_schema: Value,
-    meta: Map<String, Value>,
+    arguments: ArgumentCheck,
+    meta: Arc<Map<String, Value>>,
     ephemeral: bool,
     trusted: bool,
     on_collision: CollisionPolicy,
@@ -193,6 +299,10 @@ struct ToolParts {
 
 /// A function the model can call: a name, a description, a JSON Schema for its arguments and
 /// an async handler. Cheap to clone (`Arc` inside); not serializable, since it holds code.
+///
+/// The schema is compiled when the tool is built: [`validate`](Self::validate) checks
+/// arguments against it, and a dispatch (`DispatchContext::execute_tool`) validates before
+/// every call, so the handler only ever sees arguments that match.
 ///
 /// ```
 /// use adk::primitives::{Tool, ToolError, ToolInvocation, ToolOutput};
@@ -212,6 +322,7 @@ struct ToolParts {
 ///     })
 ///     .build()?;
 ///
+/// assert!(weather.validate(json!({"town": "Oslo"})).is_err());
 /// let output = weather.call(json!({"city": "Oslo"}), weather.invocation("call-1")).await;
 /// assert!(matches!(output, Ok(ToolOutput::Text(ref text)) if text == "Oslo: 4°C"));
 /// # Ok::<(), adk::primitives::PrimitiveError>(())
@@ -223,22 +334,62 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// Starts building a tool named `name`. [`ToolBuilder::build`] exists only once a handler
-    /// is given, so a tool without one does not compile.
+    /// Starts building a tool named `name` whose handler takes the arguments as JSON.
+    /// [`ToolBuilder::build`] exists only once a handler is given, so a tool without one does
+    /// not compile.
     pub fn builder(name: impl Into<String>) -> ToolBuilder {
-        ToolBuilder {
-            name: name.into(),
-            description: String::new(),
-            input_schema: json!({"type": "object"}),
-            meta: Map::new(),
-            ephemeral: false,
-            trusted: false,
-            on_collision: CollisionPolicy::Fail,
-            handler: (),
-        }
+        ToolBuilder::start(name.into(), json!({"type": "object"}))
     }
 
-    /// Runs the handler. Arguments are passed as given (schema validation is not done here).
+    /// Starts building a tool named `name` whose handler takes `Arguments`, a `Deserialize`
+    /// struct; the input schema is derived from it with `schemars`. Arguments that pass the
+    /// schema but still do not deserialize are refused like schema violations, before the
+    /// handler runs.
+    ///
+    /// ```
+    /// use adk::primitives::Tool;
+    /// use serde::Deserialize;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize, schemars::JsonSchema)]
+    /// struct ForecastArgs {
+    ///     /// The city to forecast.
+    ///     city: String,
+    ///     days: Option<u8>,
+    /// }
+    ///
+    /// let forecast = Tool::typed::<ForecastArgs>("forecast")
+    ///     .description("Weather forecast for a city.")
+    ///     .handler(|args: ForecastArgs, _invocation| async move {
+    ///         Ok(format!("{}: sunny for {} days", args.city, args.days.unwrap_or(1)))
+    ///     })
+    ///     .build()?;
+    ///
+    /// assert_eq!(forecast.input_schema()["required"], json!(["city"]));
+    /// assert!(forecast.validate(json!({"city": "Oslo", "days": 3})).is_ok());
+    /// assert!(forecast.validate(json!({"city": 7})).is_err());
+    /// # Ok::<(), adk::primitives::PrimitiveError>(())
+    /// ```
+    pub fn typed<Arguments>(name: impl Into<String>) -> ToolBuilder<(), Typed<Arguments>>
+    where
+        Arguments: DeserializeOwned + schemars::JsonSchema + 'static,
+    {
+        let generator = schemars::generate::SchemaSettings::draft2020_12()
+            .with(|settings| settings.meta_schema = None)
+            .into_generator();
+        let schema = generator.into_root_schema_for::<Arguments>().to_value();
+        ToolBuilder::start(name.into(), schema)
+    }
+
+    /// Checks `args` against the input schema (and, for a [typed](Self::typed) tool, that
+    /// they deserialize into its argument type). Returns them unchanged when they pass, or
+    /// every violation, with the arguments, when they do not.
+    pub fn validate(&self, args: Value) -> Result<Value, InvalidToolArgs> {
+        self.parts.arguments.check(&self.parts.name, args)
+    }
+
+    /// Runs the handler. Arguments are passed as given: call [`validate`](Self::validate)
+    /// first, or let a dispatch's `execute_tool` do both.
     pub fn call(
         &self,
         args: Value,
@@ -249,7 +400,30 @@ impl Tool {
 
     /// An invocation of this tool for `call_id`, carrying the tool's `meta`.
     pub fn invocation(&self, call_id: impl Into<String>) -> ToolInvocation {
-        ToolInvocation::new(self.parts.name.as_str(), call_id).with_meta(self.parts.meta.clone())
+        let mut invocation = ToolInvocation::new(self.parts.name.as_str(), call_id);
+        invocation.meta = Arc::clone(&self.parts.meta);
+        invocation
+    }
+
+    /// The invocation a dispatch hands this tool's handler.
+    pub(crate) fn invocation_in_dispatch(
+        &self,
+        call_id: &str,
+        checksum: &str,
+        dispatch_id: &str,
+        iteration: u32,
+        storage: SharedStorage,
+        storage_context: StorageContext,
+    ) -> ToolInvocation {
+        ToolInvocation {
+            tool_name: Arc::from(self.parts.name.as_str()),
+            call_id: Arc::from(call_id),
+            checksum: Some(Arc::from(checksum)),
+            meta: Arc::clone(&self.parts.meta),
+            dispatch: Some((Arc::from(dispatch_id), iteration)),
+            storage,
+            storage_context,
+        }
     }
 
     /// The name the model calls it by.
@@ -329,10 +503,26 @@ impl fmt::Debug for Tool {
     }
 }
 
-/// Builds a [`Tool`]; `Handler` is `()` until [`handler`](Self::handler) is called, and only
-/// then does [`build`](ToolBuilder::build) exist.
+/// Marks a [`ToolBuilder`] whose handler takes the arguments as JSON ([`Tool::builder`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Untyped;
+
+/// Marks a [`ToolBuilder`] whose handler takes `Arguments`, a `Deserialize` struct
+/// ([`Tool::typed`]).
+pub struct Typed<Arguments>(PhantomData<fn() -> Arguments>);
+
+impl<Arguments> fmt::Debug for Typed<Arguments> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "Typed<{}>", std::any::type_name::<Arguments>())
+    }
+}
+
+/// Builds a [`Tool`]. `Handler` is `()` until [`handler`](Self::handler) is called, and only
+/// then does [`build`](ToolBuilder::build) exist. `Arguments` is [`Untyped`] (JSON arguments,
+/// any schema through [`input_schema`](Self::input_schema)) or [`Typed`] (a struct whose
+/// derived schema cannot be replaced).
 #[must_use = "a tool builder does nothing until `build` is called"]
-pub struct ToolBuilder<Handler = ()> {
+pub struct ToolBuilder<Handler = (), Arguments = Untyped> {
     name: String,
     description: String,
     input_schema: Value,
@@ -341,19 +531,29 @@ pub struct ToolBuilder<Handler = ()> {
     trusted: bool,
     on_collision: CollisionPolicy,
     handler: Handler,
+    arguments: PhantomData<Arguments>,
 }
 
-impl<Handler> ToolBuilder<Handler> {
+impl<Arguments> ToolBuilder<(), Arguments> {
+    fn start(name: String, input_schema: Value) -> Self {
+        Self {
+            name,
+            description: String::new(),
+            input_schema,
+            meta: Map::new(),
+            ephemeral: false,
+            trusted: false,
+            on_collision: CollisionPolicy::Fail,
+            handler: (),
+            arguments: PhantomData,
+        }
+    }
+}
+
+impl<Handler, Arguments> ToolBuilder<Handler, Arguments> {
     /// What the tool does, for the model (required, non-empty).
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = description.into();
-        self
-    }
-
-    /// The JSON Schema of the arguments: an object schema (`"type": "object"`). Defaults to
-    /// `{"type": "object"}`.
-    pub fn input_schema(mut self, input_schema: Value) -> Self {
-        self.input_schema = input_schema;
         self
     }
 
@@ -381,23 +581,7 @@ impl<Handler> ToolBuilder<Handler> {
         self
     }
 
-    /// The async function run for each call. It may return anything convertible into a
-    /// [`ToolOutput`] (`String`, `&str`, `Vec<u8>`, a [`SpooledArtifact`], [`Media`]…).
-    pub fn handler<Function, Output, Returned>(self, handler: Function) -> ToolBuilder<ToolHandler>
-    where
-        Function: Fn(Value, ToolInvocation) -> Output + Send + Sync + 'static,
-        Output: Future<Output = Result<Returned, ToolError>> + Send + 'static,
-        Returned: Into<ToolOutput>,
-    {
-        let handler: ToolHandler = Arc::new(move |args, invocation| {
-            let running = handler(args, invocation);
-            Box::pin(async move { running.await.map(Into::into) })
-        });
-        self.with_stored_handler(handler)
-    }
-
-    /// Uses an already-stored handler, e.g. one taken from another tool.
-    pub fn with_stored_handler(self, handler: ToolHandler) -> ToolBuilder<ToolHandler> {
+    fn with_handler<Stored>(self, handler: Stored) -> ToolBuilder<Stored, Arguments> {
         ToolBuilder {
             name: self.name,
             description: self.description,
@@ -407,13 +591,88 @@ impl<Handler> ToolBuilder<Handler> {
             trusted: self.trusted,
             on_collision: self.on_collision,
             handler,
+            arguments: PhantomData,
         }
     }
 }
 
-impl ToolBuilder<ToolHandler> {
-    /// Checks the tool: name and description non-empty, input schema an object schema.
-    pub fn build(self) -> Result<Tool, PrimitiveError> {
+impl<Handler> ToolBuilder<Handler, Untyped> {
+    /// The JSON Schema of the arguments: an object schema (`"type": "object"`). Defaults to
+    /// `{"type": "object"}`.
+    pub fn input_schema(mut self, input_schema: Value) -> Self {
+        self.input_schema = input_schema;
+        self
+    }
+
+    /// The async function run for each call, given the validated arguments as JSON. It may
+    /// return anything convertible into a [`ToolOutput`] (`String`, `&str`, `Vec<u8>`, a
+    /// [`SpooledArtifact`], [`Media`]…).
+    pub fn handler<Function, Output, Returned>(
+        self,
+        handler: Function,
+    ) -> ToolBuilder<ToolHandler, Untyped>
+    where
+        Function: Fn(Value, ToolInvocation) -> Output + Send + Sync + 'static,
+        Output: Future<Output = Result<Returned, ToolError>> + Send + 'static,
+        Returned: Into<ToolOutput>,
+    {
+        let handler: ToolHandler = Arc::new(move |args, invocation| {
+            let running = handler(args, invocation);
+            Box::pin(async move { running.await.map(Into::into) })
+        });
+        self.with_handler(handler)
+    }
+
+    /// Uses an already-stored handler, e.g. one taken from another tool.
+    pub fn with_stored_handler(self, handler: ToolHandler) -> ToolBuilder<ToolHandler, Untyped> {
+        self.with_handler(handler)
+    }
+}
+
+impl<Handler, Arguments> ToolBuilder<Handler, Typed<Arguments>>
+where
+    Arguments: DeserializeOwned + 'static,
+{
+    /// The async function run for each call, given the arguments deserialized into
+    /// `Arguments`. It may return anything convertible into a [`ToolOutput`].
+    pub fn handler<Function, Output, Returned>(
+        self,
+        handler: Function,
+    ) -> ToolBuilder<ToolHandler, Typed<Arguments>>
+    where
+        Function: Fn(Arguments, ToolInvocation) -> Output + Send + Sync + 'static,
+        Output: Future<Output = Result<Returned, ToolError>> + Send + 'static,
+        Returned: Into<ToolOutput>,
+    {
+        let handler: ToolHandler = Arc::new(move |args, invocation| {
+            // `validate` already proved the arguments deserialize; a caller that skipped it
+            // (`Tool::call` on raw JSON) gets the decode error as the handler's error.
+            match serde_json::from_value::<Arguments>(args) {
+                Ok(arguments) => {
+                    let running = handler(arguments, invocation);
+                    Box::pin(async move { running.await.map(Into::into) })
+                }
+                Err(error) => {
+                    let tool = invocation.tool_name().to_owned();
+                    Box::pin(async move {
+                        Err(ToolError::new(format!(
+                            "the arguments for tool {tool:?} do not deserialize into its \
+                             argument type: {error}"
+                        )))
+                    })
+                }
+            }
+        });
+        self.with_handler(handler)
+    }
+}
+
+impl<Arguments> ToolBuilder<ToolHandler, Arguments> {
+    /// Checks the tool and compiles its schema; `arguments` adds the typed tools' decode check.
+    fn build_checked(
+        self,
+        arguments: impl FnOnce(ArgumentCheck) -> ArgumentCheck,
+    ) -> Result<Tool, PrimitiveError> {
         let check = Checker::new(PrimitiveKind::Tool, &self.name);
         check.non_empty("name", &self.name)?;
         check.non_empty("description", &self.description)?;
@@ -428,18 +687,44 @@ impl ToolBuilder<ToolHandler> {
                 "must be a JSON Schema object with \"type\": \"object\"",
             ));
         }
+        let compiled = ArgumentCheck::compile(&self.input_schema).map_err(|reason| {
+            check.fail(
+                "input_schema",
+                format!("is not a valid JSON Schema ({reason}); fix the schema"),
+            )
+        })?;
         Ok(Tool {
             parts: Arc::new(ToolParts {
                 name: self.name,
                 description: self.description,
                 input_schema: self.input_schema,
-                meta: self.meta,
+                arguments: arguments(compiled),
+                meta: Arc::new(self.meta),
                 ephemeral: self.ephemeral,
                 trusted: self.trusted,
                 on_collision: self.on_collision,
                 handler: self.handler,
             }),
         })
+    }
+}
+
+impl ToolBuilder<ToolHandler, Untyped> {
+    /// Checks the tool (name and description non-empty, input schema an object schema that
+    /// compiles) and compiles its argument validator. The error names the tool and the field.
+    pub fn build(self) -> Result<Tool, PrimitiveError> {
+        self.build_checked(|arguments| arguments)
+    }
+}
+
+impl<Arguments> ToolBuilder<ToolHandler, Typed<Arguments>>
+where
+    Arguments: DeserializeOwned,
+{
+    /// Checks the tool (name and description non-empty, the derived schema an object schema)
+    /// and compiles its argument checks. The error names the tool and the field.
+    pub fn build(self) -> Result<Tool, PrimitiveError> {
+        self.build_checked(ArgumentCheck::decoding::<Arguments>)
     }
 }
 
@@ -615,7 +900,9 @@ impl ToolRegistry {
         self.hidden.clear();
     }
 
-    /// Removes every ephemeral tool (and its hidden flag); returns them in order.
+    /// Removes every ephemeral tool (and its hidden flag); returns them in order. A dispatch
+    /// does this to its own `tools` when it is acknowledged, before any `on_ack` handler the
+    /// executor registered runs.
     pub fn prune_ephemeral(&mut self) -> Vec<Tool> {
         let (pruned, kept): (Vec<Tool>, Vec<Tool>) =
             self.tools.drain(..).partition(Tool::ephemeral);
@@ -714,6 +1001,7 @@ impl ToolRegistry {
 #[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
 mod tests {
     use super::*;
+    use crate::primitives::ArgumentViolation;
 
     fn tool(name: &str) -> Tool {
         described(name, "demo", CollisionPolicy::Fail)
@@ -770,6 +1058,205 @@ mod tests {
             .build()
             .unwrap_err();
         assert_eq!(error.field(), "input_schema");
+    }
+
+    #[test]
+    fn an_input_schema_that_does_not_compile_is_rejected_naming_the_tool() {
+        let error = Tool::builder("forecast")
+            .description("d")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"days": {"type": "integr"}}
+            }))
+            .handler(|_, _| async { Ok("") })
+            .build()
+            .unwrap_err();
+        assert_eq!(error.field(), "input_schema");
+        assert_eq!(error.id(), Some("forecast"));
+        assert!(error.rule().contains("not a valid JSON Schema"), "{error}");
+    }
+
+    #[test]
+    fn a_schema_referencing_a_remote_document_is_rejected_without_fetching_it() {
+        let error = Tool::builder("remote")
+            .description("d")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"x": {"$ref": "https://example.invalid/schema.json"}}
+            }))
+            .handler(|_, _| async { Ok("") })
+            .build()
+            .unwrap_err();
+        assert_eq!(error.field(), "input_schema");
+    }
+
+    fn forecast_tool() -> Tool {
+        Tool::builder("forecast")
+            .description("d")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer", "minimum": 1}
+                },
+                "required": ["city"],
+                "additionalProperties": false
+            }))
+            .handler(|_, _| async { Ok("") })
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn validation_lists_every_violation_with_its_pointer() {
+        let error = forecast_tool()
+            .validate(json!({"days": 0, "unit": "C"}))
+            .unwrap_err();
+        let mut pointers: Vec<(&str, &str)> = error
+            .violations()
+            .iter()
+            .map(|violation| (violation.pointer(), violation.schema_pointer()))
+            .collect();
+        pointers.sort_unstable();
+        assert_eq!(
+            pointers,
+            [
+                ("", "/additionalProperties"),
+                ("", "/required"),
+                ("/days", "/properties/days/minimum"),
+            ]
+        );
+        let text = error.to_string();
+        assert!(text.contains("3 violations"), "{text}");
+        assert!(text.contains("at /days:"), "{text}");
+        assert!(text.contains("\"city\" is a required property"), "{text}");
+        assert_eq!(error.into_args(), json!({"days": 0, "unit": "C"}));
+    }
+
+    #[test]
+    fn valid_arguments_come_back_unchanged() {
+        let args = json!({"city": "Oslo", "days": 2});
+        assert_eq!(forecast_tool().validate(args.clone()).unwrap(), args);
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code, reason = "the fields are read through serde only")]
+    struct Coordinates {
+        latitude: f64,
+        longitude: f64,
+        label: Option<String>,
+    }
+
+    fn typed_tool() -> Tool {
+        Tool::typed::<Coordinates>("locate")
+            .description("d")
+            .handler(|coordinates: Coordinates, _| async move {
+                Ok(format!(
+                    "{:.1},{:.1}",
+                    coordinates.latitude, coordinates.longitude
+                ))
+            })
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_typed_tool_derives_its_schema_from_the_argument_type() {
+        let tool = typed_tool();
+        let schema = tool.input_schema();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], json!(["latitude", "longitude"]));
+        assert_eq!(schema["properties"]["latitude"]["type"], "number");
+        assert!(schema.get("$schema").is_none());
+        let error = tool.validate(json!({"latitude": "north"})).unwrap_err();
+        assert_eq!(error.violations().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_typed_handler_receives_the_deserialized_struct() {
+        let tool = typed_tool();
+        let args = tool
+            .validate(json!({"latitude": 59.91, "longitude": 10.75}))
+            .unwrap();
+        let output = tool.call(args, tool.invocation("c")).await.unwrap();
+        assert!(matches!(output, ToolOutput::Text(ref text) if text == "59.9,10.8"));
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code, reason = "the fields are read through serde only")]
+    struct Trip {
+        from: Coordinates,
+        to: Coordinates,
+    }
+
+    #[test]
+    fn nested_argument_types_are_validated_through_their_local_references() {
+        let tool = Tool::typed::<Trip>("trip")
+            .description("d")
+            .handler(|_: Trip, _| async { Ok("ok") })
+            .build()
+            .unwrap();
+        assert!(tool.input_schema()["$defs"]["Coordinates"].is_object());
+        let error = tool
+            .validate(json!({
+                "from": {"latitude": 1.0, "longitude": 2.0},
+                "to": {"latitude": "north", "longitude": 2.0}
+            }))
+            .unwrap_err();
+        let pointers: Vec<&str> = error
+            .violations()
+            .iter()
+            .map(ArgumentViolation::pointer)
+            .collect();
+        assert_eq!(pointers, ["/to/latitude"]);
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Even {
+        #[schemars(with = "u32")]
+        #[serde(deserialize_with = "even")]
+        value: u32,
+    }
+
+    fn even<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+        let value = <u32 as serde::Deserialize>::deserialize(deserializer)?;
+        if value % 2 == 0 {
+            Ok(value)
+        } else {
+            Err(serde::de::Error::custom(format!("{value} is odd")))
+        }
+    }
+
+    #[tokio::test]
+    async fn typed_arguments_that_pass_the_schema_but_do_not_deserialize_are_invalid() {
+        let tool = Tool::typed::<Even>("even")
+            .description("d")
+            .handler(|even: Even, _| async move { Ok(even.value.to_string()) })
+            .build()
+            .unwrap();
+        let error = tool.validate(json!({"value": 3})).unwrap_err();
+        assert_eq!(error.code(), "E_INVALID_TOOL_ARGS");
+        assert!(
+            error.violations()[0].message().contains("3 is odd"),
+            "{error}"
+        );
+        let skipped_validation = tool
+            .call(json!({"value": 3}), tool.invocation("c"))
+            .await
+            .unwrap_err();
+        assert!(skipped_validation.to_string().contains("3 is odd"));
+    }
+
+    #[tokio::test]
+    async fn a_standalone_invocation_stores_media_bytes_in_memory() {
+        let invocation = ToolInvocation::new("camera", "c");
+        assert_eq!(invocation.dispatch_id(), None);
+        assert_eq!(invocation.iteration(), None);
+        let reader = invocation
+            .store_media_bytes("photo", vec![1u8, 2, 3])
+            .await
+            .unwrap();
+        assert!(!reader.is_detached());
     }
 
     #[tokio::test]

@@ -1,0 +1,345 @@
+//! Running tools inside a dispatch: the tool is looked up among the tools the dispatch offers,
+//! its arguments are validated, `ToolExecutionStart` / `ToolExecutionEnd` bracket the handler,
+//! and a handler's error or panic comes back as a typed [`ToolExecutionError`]. Also owns the
+//! rule that ephemeral tools are pruned when the dispatch is acknowledged.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::time::{Instant, SystemTime};
+
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+
+use crate::context::DispatchContext;
+use crate::events::{ErrorCode, Event, EventSink};
+use crate::pipeline::Panicked;
+use crate::primitives::{
+    InvalidToolArgs, Tool, ToolCall, ToolError, ToolInvocation, ToolOutput, tool_call_checksum,
+};
+use crate::storage::TurnId;
+
+/// A tool call that did not produce output.
+///
+/// Every variant names the tool. An executor usually reports the error back to the model
+/// (`call.fail(error.to_string())`) and lets it try again; it can also `?` it, which ends the
+/// dispatch with `E_LLM_EXECUTION_EXECUTOR_ERROR` carrying this error as its source.
+///
+/// ```
+/// use adk::dispatch::ToolExecutionError;
+/// use adk::events::ErrorCode;
+///
+/// fn advice(error: &ToolExecutionError) -> &'static str {
+///     match error.code() {
+///         ErrorCode::UnknownTool => "tell the model which tools exist",
+///         ErrorCode::InvalidToolArgs => "show the model the violations",
+///         _ => "report the failure",
+///     }
+/// }
+/// # let _ = advice;
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolExecutionError {
+    /// No tool of this name is registered in the dispatch. Code `E_UNKNOWN_TOOL`.
+    #[error(
+        "the model called tool {name:?}, which this dispatch does not offer (it offers {}); \
+         register the tool with the runner, or tell the model the tool does not exist",
+        names(.available)
+    )]
+    UnknownTool {
+        /// The name called.
+        name: String,
+        /// The visible tools, in order.
+        available: Vec<String>,
+        /// The arguments of the refused call.
+        args: Value,
+    },
+    /// The tool is registered but hidden, so the model may not call it. Code `E_UNKNOWN_TOOL`.
+    #[error(
+        "the model called tool {name:?}, which is hidden in this dispatch (it offers {}); \
+         unhide it with `ctx.tools.unhide([..])` to allow the call, or tell the model the tool \
+         is not available",
+        names(.available)
+    )]
+    HiddenTool {
+        /// The name called.
+        name: String,
+        /// The visible tools, in order.
+        available: Vec<String>,
+        /// The arguments of the refused call.
+        args: Value,
+    },
+    /// The arguments broke the tool's input schema (or did not deserialize into a typed tool's
+    /// arguments); the handler did not run and no execution event was emitted. Code
+    /// `E_INVALID_TOOL_ARGS`.
+    #[error(transparent)]
+    InvalidArgs(#[from] InvalidToolArgs),
+    /// The handler returned an error, its source. Code `E_TOOL_DOWNSTREAM_ERROR`.
+    #[error("tool {tool:?} (call {call_id:?}): {source}")]
+    Downstream {
+        /// The tool.
+        tool: String,
+        /// The tool call's id.
+        call_id: String,
+        /// The handler's error.
+        #[source]
+        source: ToolError,
+    },
+    /// The handler panicked; the panic was contained. Code `E_TOOL_DOWNSTREAM_ERROR`.
+    #[error("tool {tool:?} (call {call_id:?}): the handler {source}")]
+    Panicked {
+        /// The tool.
+        tool: String,
+        /// The tool call's id.
+        call_id: String,
+        /// The panic message.
+        #[source]
+        source: Panicked,
+    },
+}
+
+impl ToolExecutionError {
+    /// The error's code: `E_UNKNOWN_TOOL`, `E_INVALID_TOOL_ARGS` or `E_TOOL_DOWNSTREAM_ERROR`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::UnknownTool { .. } | Self::HiddenTool { .. } => ErrorCode::UnknownTool,
+            Self::InvalidArgs(_) => ErrorCode::InvalidToolArgs,
+            Self::Downstream { .. } | Self::Panicked { .. } => ErrorCode::ToolDownstreamError,
+        }
+    }
+
+    /// The name of the tool that was called.
+    pub fn tool(&self) -> &str {
+        match self {
+            Self::UnknownTool { name, .. } | Self::HiddenTool { name, .. } => name,
+            Self::InvalidArgs(invalid) => invalid.tool(),
+            Self::Downstream { tool, .. } | Self::Panicked { tool, .. } => tool,
+        }
+    }
+}
+
+fn names(available: &[String]) -> String {
+    if available.is_empty() {
+        return "no tools".to_owned();
+    }
+    available
+        .iter()
+        .map(|name| format!("{name:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A call that passed lookup and validation: everything its run needs, owned, so the run does
+/// not borrow the context.
+struct PreparedCall {
+    tool: Tool,
+    args: Value,
+    invocation: ToolInvocation,
+    checksum: String,
+    events: EventSink,
+    turn_id: TurnId,
+    dispatch_id: String,
+}
+
+impl DispatchContext {
+    /// Executes `tool_call` with the tool of that name in [`tools`](DispatchContext::tools).
+    ///
+    /// In order: the tool must be registered and visible
+    /// ([`UnknownTool`](ToolExecutionError::UnknownTool) /
+    /// [`HiddenTool`](ToolExecutionError::HiddenTool)); the arguments must pass its schema
+    /// ([`InvalidArgs`](ToolExecutionError::InvalidArgs), every violation listed, no event
+    /// emitted); then `ToolExecutionStart` (with the validated arguments), the handler, and
+    /// `ToolExecutionEnd` (`is_error` when the handler failed or panicked). Both events carry
+    /// the call's checksum as `call_id` (the original's convention: identical calls share it);
+    /// the handler's [`ToolInvocation`] carries the call's id, the checksum, this dispatch and
+    /// iteration, and the turn's storage.
+    ///
+    /// The returned future owns what it needs and does not borrow the context, so several
+    /// calls can run concurrently (`futures::future::join_all`) while the executor keeps using
+    /// `ctx`. Nothing is stored: record the result with `ctx.mutate_tool_call(call.complete(..))`.
+    ///
+    /// ```
+    /// use adk::context::DispatchContext;
+    /// use adk::pipeline::BoxError;
+    /// use adk::primitives::{ToolCall, ToolOutput};
+    ///
+    /// async fn run_forecast(ctx: &mut DispatchContext) -> Result<(), BoxError> {
+    ///     let call = ToolCall::new("call-1", "forecast", serde_json::json!({"city": "Oslo"}))?;
+    ///     ctx.store_tool_call(call.clone()).await?;
+    ///     let finished = match ctx.execute_tool(&call).await {
+    ///         Ok(ToolOutput::Text(text)) => call.complete(text),
+    ///         Ok(_) => call.complete("done"),
+    ///         Err(error) => call.fail(error.to_string()),
+    ///     };
+    ///     ctx.mutate_tool_call(finished).await?;
+    ///     Ok(())
+    /// }
+    /// # let _ = run_forecast;
+    /// ```
+    pub fn execute_tool(
+        &self,
+        tool_call: &ToolCall,
+    ) -> impl Future<Output = Result<ToolOutput, ToolExecutionError>> + Send + use<> {
+        let prepared = self.prepare_call(
+            tool_call.tool(),
+            tool_call.id(),
+            Value::Object(tool_call.args().clone()),
+            Some(tool_call.checksum()),
+        );
+        async move { prepared?.run().await }
+    }
+
+    /// Executes the tool `name` with `args` as the call `call_id`, exactly like
+    /// [`execute_tool`](Self::execute_tool) without a [`ToolCall`] record; the events' `call_id`
+    /// is [`tool_call_checksum`] of the name and arguments.
+    ///
+    /// ```
+    /// use adk::context::DispatchContext;
+    /// use adk::dispatch::ToolExecutionError;
+    /// use adk::primitives::ToolOutput;
+    ///
+    /// async fn forecast(ctx: &DispatchContext) -> Result<ToolOutput, ToolExecutionError> {
+    ///     ctx.call_tool("forecast", "call-1", serde_json::json!({"city": "Oslo"})).await
+    /// }
+    /// # let _ = forecast;
+    /// ```
+    pub fn call_tool(
+        &self,
+        name: &str,
+        call_id: &str,
+        args: Value,
+    ) -> impl Future<Output = Result<ToolOutput, ToolExecutionError>> + Send + use<> {
+        let prepared = self.prepare_call(name, call_id, args, None);
+        async move { prepared?.run().await }
+    }
+
+    fn prepare_call(
+        &self,
+        name: &str,
+        call_id: &str,
+        args: Value,
+        checksum: Option<&str>,
+    ) -> Result<PreparedCall, ToolExecutionError> {
+        let available = || {
+            self.tools
+                .visible()
+                .iter()
+                .map(|tool| tool.name().to_owned())
+                .collect()
+        };
+        let Some(tool) = self.tools.get(name) else {
+            return Err(ToolExecutionError::UnknownTool {
+                name: name.to_owned(),
+                available: available(),
+                args,
+            });
+        };
+        if self.tools.is_hidden(name) {
+            return Err(ToolExecutionError::HiddenTool {
+                name: name.to_owned(),
+                available: available(),
+                args,
+            });
+        }
+        let args = tool.validate(args)?;
+        // Validation does not change the arguments, so the checksum of the validated arguments
+        // is the checksum of the raw ones, as the original computes it.
+        let checksum = match (checksum, &args) {
+            (Some(checksum), _) => checksum.to_owned(),
+            (None, Value::Object(map)) => tool_call_checksum(name, map),
+            // Unreachable in practice: every tool's schema requires an object.
+            (None, other) => {
+                tool_call_checksum(name, &Map::from_iter([("value".to_owned(), other.clone())]))
+            }
+        };
+        let invocation = tool.invocation_in_dispatch(
+            call_id,
+            &checksum,
+            self.id(),
+            self.iteration(),
+            self.shared.storage.clone(),
+            self.storage_context().clone(),
+        );
+        Ok(PreparedCall {
+            tool: tool.clone(),
+            args,
+            invocation,
+            checksum,
+            events: self.shared.events.clone(),
+            turn_id: self.turn_id().clone(),
+            dispatch_id: self.id().to_owned(),
+        })
+    }
+
+    /// Registers the rule that ephemeral tools are removed from `tools` when the dispatch is
+    /// acknowledged (the original's `bindContext`). Registered when the context is created, so
+    /// it runs before any `on_ack` handler the executor adds.
+    pub(crate) fn prune_ephemeral_tools_on_ack(&mut self) {
+        self.on_ack(|ctx| {
+            let pruned = ctx.tools.prune_ephemeral();
+            if !pruned.is_empty() {
+                tracing::trace!(
+                    dispatch_id = ctx.id(),
+                    pruned = pruned.len(),
+                    "ephemeral tools pruned on ack"
+                );
+            }
+        });
+    }
+}
+
+impl PreparedCall {
+    async fn run(self) -> Result<ToolOutput, ToolExecutionError> {
+        let Self {
+            tool,
+            args,
+            invocation,
+            checksum,
+            events,
+            turn_id,
+            dispatch_id,
+        } = self;
+        let tool_name = tool.name().to_owned();
+        let call_id = invocation.call_id().to_owned();
+        let started_at = SystemTime::now();
+        let started = Instant::now();
+        events.emit(Event::ToolExecutionStart {
+            turn_id: turn_id.clone(),
+            dispatch_id: dispatch_id.clone(),
+            tool_name: tool_name.clone(),
+            call_id: checksum.clone(),
+            args: args.clone(),
+            started_at,
+        });
+        // The handler is called inside the guarded future, so a panic while it builds its
+        // future is contained as well as one while it runs.
+        let outcome = AssertUnwindSafe(async move { tool.call(args, invocation).await })
+            .catch_unwind()
+            .await;
+        events.emit(Event::ToolExecutionEnd {
+            turn_id,
+            dispatch_id,
+            tool_name: tool_name.clone(),
+            call_id: checksum,
+            started_at,
+            ended_at: SystemTime::now(),
+            duration: started.elapsed(),
+            is_error: !matches!(outcome, Ok(Ok(_))),
+        });
+        match outcome {
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(source)) => Err(ToolExecutionError::Downstream {
+                tool: tool_name,
+                call_id,
+                source,
+            }),
+            Err(panic) => Err(ToolExecutionError::Panicked {
+                tool: tool_name,
+                call_id,
+                source: Panicked {
+                    message: crate::pipeline::panic_message(panic.as_ref()),
+                },
+            }),
+        }
+    }
+}
