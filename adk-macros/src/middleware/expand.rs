@@ -75,9 +75,7 @@ pub(crate) fn middleware(
         };
         // Spanned at the function name: a future that is not `Send` is reported there.
         let boxed = quote_spanned! {name.span()=>
-            ::std::boxed::Box::pin(async move {
-                #into_result(Self::#name(ctx, next).await)
-            })
+            ::adk::__private::middleware::boxed(Self::#name(ctx, next), #into_result)
         };
         quote! {
             #(#cfgs)*

@@ -51,3 +51,18 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
         self.map_err(Into::into)
     }
 }
+
+/// Boxes a middleware fn's future, converting its error, without wrapping it in another
+/// `async` block (each wrapper would add its captures to every middleware's allocation).
+/// The conversion is passed in (as `MiddlewareResult::into_result`, spanned at the user's return
+/// type) so a return type that is not a middleware result is reported there, once.
+pub fn boxed<'a, F>(
+    future: F,
+    into_result: fn(F::Output) -> Result<(), BoxError>,
+) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
+where
+    F: std::future::Future + Send + 'a,
+{
+    use futures_util::FutureExt;
+    Box::pin(future.map(into_result))
+}

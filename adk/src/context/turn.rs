@@ -138,9 +138,9 @@ impl TurnContext {
             None => Registry::new(),
         };
         let abort = AbortState::for_turn(raw.cancellation);
-        let mut storage_context = StorageContext::new(raw.conversation_id)
-            .with_turn_id(TurnId::new())
-            .with_cancellation(abort.token().clone());
+        // `StorageContext::new` mints the turn's id.
+        let mut storage_context =
+            StorageContext::new(raw.conversation_id).with_cancellation(abort.token().clone());
         if let Some(identity) = raw.identity {
             storage_context = storage_context.with_identity(identity);
         }

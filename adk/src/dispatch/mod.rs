@@ -52,7 +52,9 @@ pub(crate) struct DispatchPlan<'a> {
 
 /// Runs one dispatch of `turn`, flushing completed iterations' writes into it.
 pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>) -> DispatchReport {
-    let mut ctx = DispatchContext::seeded_from(turn);
+    // Boxed: the context is large, and every future that holds it would otherwise be copied
+    // whole each time it moves (into a span, into the caller's future).
+    let mut ctx = Box::new(DispatchContext::seeded_from(turn));
     let events = ctx.shared.events.clone();
     let turn_id = turn.id().clone();
     let dispatch_id = ctx.shared_id();

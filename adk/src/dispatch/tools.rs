@@ -138,7 +138,7 @@ struct PreparedCall {
     checksum: String,
     events: EventSink,
     turn_id: TurnId,
-    dispatch_id: String,
+    dispatch_id: std::sync::Arc<str>,
 }
 
 impl DispatchContext {
@@ -267,7 +267,7 @@ impl DispatchContext {
             checksum,
             events: self.shared.events.clone(),
             turn_id: self.turn_id().clone(),
-            dispatch_id: self.id().to_owned(),
+            dispatch_id: self.shared_id(),
         })
     }
 

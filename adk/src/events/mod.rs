@@ -100,7 +100,8 @@ pub enum Event {
         dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
-        /// The tool call's id.
+        /// The call's checksum (SHA-256 of the canonical tool and arguments): identical calls
+        /// share it. The `ToolCall` id reaches the handler as `ToolInvocation::call_id`.
         call_id: String,
         /// The arguments after validation.
         args: serde_json::Value,
@@ -115,7 +116,8 @@ pub enum Event {
         dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
-        /// The tool call's id.
+        /// The call's checksum (SHA-256 of the canonical tool and arguments): identical calls
+        /// share it. The `ToolCall` id reaches the handler as `ToolInvocation::call_id`.
         call_id: String,
         /// When the handler started.
         started_at: SystemTime,

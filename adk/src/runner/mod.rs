@@ -103,7 +103,14 @@ impl TurnRunner {
         let parts = &*self.parts;
         let tools = ToolRegistry::from_tools(parts.tools.iter().cloned())?;
         let events = EventSink::new(Arc::clone(&parts.listeners));
-        let mut ctx = TurnContext::with_events(raw, parts.storage.clone(), tools, events)?;
+        // Boxed: the turn's future holds the context across every await, and a large context
+        // inline would be copied each time that future moves.
+        let mut ctx = Box::new(TurnContext::with_events(
+            raw,
+            parts.storage.clone(),
+            tools,
+            events,
+        )?);
         let span = tracing::info_span!("adk.turn", turn_id = %ctx.id());
         let dispatch = self.walk(&mut ctx).instrument(span).await;
         let status = if let Some(error) = ctx.shared.first_error() {
@@ -116,7 +123,7 @@ impl TurnRunner {
         Ok(TurnOutcome {
             status,
             dispatch,
-            context: ctx,
+            context: *ctx,
         })
     }
 
