@@ -108,7 +108,7 @@ impl std::fmt::Debug for DispatchContext {
 impl DispatchContext {
     /// Starts a dispatch of `turn`: copies its stash, collections and tools.
     pub(crate) fn seeded_from(turn: &TurnContext) -> Self {
-        let mut ctx = Self {
+        Self {
             stash: turn.stash.clone(),
             standing_instructions: turn.standing_instructions.clone(),
             messages: turn.messages.clone(),
@@ -118,10 +118,8 @@ impl DispatchContext {
             tool_calls: turn.tool_calls.clone(),
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
-            id: {
-                let mut buffer = uuid::Uuid::encode_buffer();
-                Arc::from(&*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer))
-            },
+            // A turn has exactly one dispatch, so the turn's id names it uniquely.
+            id: Arc::from(format!("{}/dispatch", turn.id())),
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: Arc::default(),
@@ -130,9 +128,7 @@ impl DispatchContext {
             abort: AbortState::for_dispatch(&turn.shared.abort),
             streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
-        };
-        ctx.prune_ephemeral_tools_on_ack();
-        ctx
+        }
     }
 
     /// The dispatch's id.
@@ -170,6 +166,12 @@ impl DispatchContext {
     pub fn ack(&mut self) -> Result<(), TurnError> {
         self.ensure_unsignalled()?;
         self.signal = Signal::Acked;
+        // Ephemeral tools live until the dispatch is acknowledged (the original's
+        // `bindContext`); pruned before any handler runs, so handlers see the pruned registry.
+        let pruned = self.tools.prune_ephemeral();
+        if !pruned.is_empty() {
+            tracing::trace!(dispatch_id = %self.id, pruned = pruned.len(), "ephemeral tools pruned on ack");
+        }
         let handlers = {
             let mut registered = self
                 .ack_handlers

@@ -1,6 +1,7 @@
 //! The turn context and the state a turn shares with its dispatch.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, SystemTime};
 
 use crate::Registry;
 use crate::events::{ErrorCode, Event, EventSink, TurnError};
@@ -21,6 +22,9 @@ pub(crate) struct TurnShared {
     pub(crate) events: EventSink,
     pub(crate) abort: AbortState,
     first_error: Mutex<Option<TurnError>>,
+    /// The wall clock and the monotonic clock read together once, when the turn began: every
+    /// later timestamp is derived from one monotonic read instead of reading both clocks.
+    clock_origin: (SystemTime, Instant),
 }
 
 impl TurnShared {
@@ -43,6 +47,21 @@ impl TurnShared {
             turn_id: self.turn_id().clone(),
             error,
         });
+    }
+
+    /// Now, as a wall-clock time and a monotonic instant, from a single clock read.
+    pub(crate) fn now(&self) -> (SystemTime, Instant) {
+        let instant = Instant::now();
+        let (origin_time, origin_instant) = self.clock_origin;
+        (
+            origin_time + instant.duration_since(origin_instant),
+            instant,
+        )
+    }
+
+    /// When the turn began.
+    pub(crate) fn began(&self) -> (SystemTime, Instant) {
+        self.clock_origin
     }
 
     pub(crate) fn first_error(&self) -> Option<TurnError> {
@@ -160,6 +179,7 @@ impl TurnContext {
                 events,
                 abort,
                 first_error: Mutex::new(None),
+                clock_origin: (SystemTime::now(), Instant::now()),
             }),
         })
     }

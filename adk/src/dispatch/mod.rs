@@ -14,7 +14,6 @@ mod helpers;
 mod tools;
 
 use std::panic::AssertUnwindSafe;
-use std::time::{Instant, SystemTime};
 
 use futures_util::FutureExt;
 
@@ -58,8 +57,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let events = ctx.shared.events.clone();
     let turn_id = turn.id().clone();
     let dispatch_id = ctx.shared_id();
-    let started_at = SystemTime::now();
-    let started = Instant::now();
+    let (started_at, started) = ctx.shared.now();
     events.emit(Event::DispatchStart {
         turn_id: turn_id.clone(),
         dispatch_id: dispatch_id.clone(),
@@ -81,8 +79,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
         ctx.iteration = completed_iterations;
-        let iteration_started_at = SystemTime::now();
-        let iteration_started = Instant::now();
+        let (iteration_started_at, iteration_started) = ctx.shared.now();
         events.emit(Event::IterationStart {
             dispatch_id: dispatch_id.clone(),
             iteration: completed_iterations,
@@ -137,13 +134,13 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         } else {
             ctx.flush_into(turn);
         }
-        let ended_at = SystemTime::now();
+        let (ended_at, ended) = ctx.shared.now();
         events.emit(Event::IterationEnd {
             dispatch_id: dispatch_id.clone(),
             iteration: completed_iterations,
             started_at: iteration_started_at,
             ended_at,
-            duration: iteration_started.elapsed(),
+            duration: ended.duration_since(iteration_started),
         });
         completed_iterations += 1;
     }
@@ -163,6 +160,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         DispatchStatus::Aborted
     };
     let error = dispatch_error.or(nack_error);
+    let (ended_at, ended) = ctx.shared.now();
     events.emit(Event::DispatchEnd {
         turn_id,
         dispatch_id,
@@ -170,8 +168,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         error: error.clone(),
         iterations: completed_iterations,
         started_at,
-        ended_at: SystemTime::now(),
-        duration: started.elapsed(),
+        ended_at,
+        duration: ended.duration_since(started),
     });
     DispatchReport {
         status,

@@ -270,22 +270,6 @@ impl DispatchContext {
             dispatch_id: self.shared_id(),
         })
     }
-
-    /// Registers the rule that ephemeral tools are removed from `tools` when the dispatch is
-    /// acknowledged (the original's `bindContext`). Registered when the context is created, so
-    /// it runs before any `on_ack` handler the executor adds.
-    pub(crate) fn prune_ephemeral_tools_on_ack(&mut self) {
-        self.on_ack(|ctx| {
-            let pruned = ctx.tools.prune_ephemeral();
-            if !pruned.is_empty() {
-                tracing::trace!(
-                    dispatch_id = ctx.id(),
-                    pruned = pruned.len(),
-                    "ephemeral tools pruned on ack"
-                );
-            }
-        });
-    }
 }
 
 impl PreparedCall {

@@ -10,7 +10,6 @@ mod builder;
 mod outcome;
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
 
 use tracing::Instrument;
 
@@ -130,8 +129,7 @@ impl TurnRunner {
     async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchStatus> {
         let parts = &*self.parts;
         let shared = Arc::clone(&ctx.shared);
-        let started_at = SystemTime::now();
-        let started = Instant::now();
+        let (started_at, started) = shared.began();
         shared.events.emit(Event::TurnStart {
             turn_id: ctx.id().clone(),
             started_at,
@@ -183,11 +181,12 @@ impl TurnRunner {
         }
         .await;
 
+        let (ended_at, ended) = shared.now();
         shared.events.emit(Event::TurnEnd {
             turn_id: ctx.id().clone(),
             started_at,
-            ended_at: SystemTime::now(),
-            duration: started.elapsed(),
+            ended_at,
+            duration: ended.duration_since(started),
         });
         dispatch
     }
