@@ -683,3 +683,72 @@ async fn a_turn_cancelled_mid_stream_ends_aborted_and_drops_the_request() {
         .await
         .expect("the client kept the cancelled request's connection open");
 }
+
+#[tokio::test]
+async fn a_json_body_instead_of_an_event_stream_is_refused_with_what_it_said() {
+    let server = Server::start(vec![
+        Reply::Status(200, json!({"error": {"message": "quota exhausted"}})),
+        Reply::Status(200, json!({"choices": [{"message": {"content": "hi"}}]})),
+    ])
+    .await;
+
+    let reported = run_turn(config(&server), "Weather in Oslo?").await;
+    let error = failure(&reported);
+    assert!(
+        error.message().contains("quota exhausted"),
+        "{}",
+        error.message()
+    );
+    assert!(matches!(
+        openai_error(error),
+        OpenAiError::StreamedError { .. }
+    ));
+
+    let unstreamed = run_turn(config(&server), "Weather in Oslo?").await;
+    let error = failure(&unstreamed);
+    assert!(
+        error.message().contains("stream: true"),
+        "{}",
+        error.message()
+    );
+    assert!(matches!(
+        openai_error(error),
+        OpenAiError::MalformedStream { data, .. } if data.contains("\"hi\"")
+    ));
+}
+
+#[tokio::test]
+async fn a_call_of_an_unknown_tool_is_stored_failed_and_its_error_is_sent_back_to_the_model() {
+    let unknown_call = vec![
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_x", "type": "function",
+                      "function": {"name": "teleport", "arguments": "{\"to\": \"Oslo\"}"}}]}),
+        ),
+        finish("tool_calls"),
+        done(),
+    ];
+    let server = Server::start(vec![
+        Reply::Events(unknown_call),
+        Reply::Events(text_answer(&["I cannot teleport."])),
+    ])
+    .await;
+
+    let run = run_turn(config(&server), "Take me to Oslo.").await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Ack));
+    let call = run.outcome.context.tool_calls.iter().next().unwrap();
+    assert!(call.is_complete() && call.is_error());
+    let sent_back = server.received()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .unwrap();
+    assert!(
+        sent_back.starts_with("Error: ")
+            && sent_back.contains("\"teleport\"")
+            && sent_back.contains("\"forecast\""),
+        "{sent_back}"
+    );
+}

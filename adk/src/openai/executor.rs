@@ -193,6 +193,37 @@ impl OpenAiExecutor {
             .into());
         }
 
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim_start().starts_with("application/json"));
+        if is_json {
+            // A server that ignored `stream: true`, or reported an error with a 200 status.
+            let text = tokio::time::timeout(self.config.stream_idle_timeout, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            let reported = serde_json::from_str::<Value>(&text)
+                .ok()
+                .filter(|value| value.get("error").is_some())
+                .and_then(|value| error_message(&value));
+            return Err(match reported {
+                Some(message) => OpenAiError::StreamedError {
+                    message,
+                    data: text,
+                },
+                None => OpenAiError::MalformedStream {
+                    reason: "the server answered with one JSON body instead of an event stream; \
+                             check that it supports `stream: true`"
+                        .to_owned(),
+                    data: text,
+                },
+            }
+            .into());
+        }
+
         let message_id = format!("{prefix}-message");
         let thought_id = format!("{prefix}-thought");
         let mut bytes = response.bytes_stream();
