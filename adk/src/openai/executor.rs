@@ -101,13 +101,16 @@ impl OpenAiExecutor {
     async fn answer(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
         let body = chat_request(ctx, &self.config);
         let prefix = format!("{}-{}", ctx.id(), ctx.iteration());
+        let count = |field: &str| body[field].as_array().map_or(0, Vec::len);
         ctx.log(
             LogLevel::Debug,
             "openai.request",
             format!("asking {} at {}", self.config.model, self.config.endpoint()),
-            Some(Value::from(
-                body["messages"].as_array().map_or(0, Vec::len) as u64
-            )),
+            Some(serde_json::json!({
+                "model": self.config.model,
+                "messages": count("messages"),
+                "tools": count("tools"),
+            })),
         );
         let started = Instant::now();
         let answer = self.stream(ctx, &body, &prefix).await?;
