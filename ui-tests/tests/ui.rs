@@ -10,3 +10,10 @@ fn stash_keys() {
     cases.pass("stash/pass/*.rs");
     cases.compile_fail("stash/fail/*.rs");
 }
+
+#[test]
+fn stash_registry() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("stash_registry/pass/*.rs");
+    cases.compile_fail("stash_registry/fail/*.rs");
+}

@@ -69,3 +69,10 @@ impl<T> fmt::Display for StashKey<T> {
         formatter.write_str(self.path)
     }
 }
+
+/// Lets a key address the untyped operations (`has`, `get_ref`, `delete`) like a string path.
+impl<T> AsRef<str> for StashKey<T> {
+    fn as_ref(&self) -> &str {
+        self.path
+    }
+}
