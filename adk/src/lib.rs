@@ -26,6 +26,8 @@ pub mod guide;
 pub mod pipeline;
 pub mod primitives;
 pub mod runner;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 pub mod stash;
 pub mod storage;
 
