@@ -15,7 +15,8 @@ use adk::context::{DispatchContext, RawTurnContext};
 use adk::dispatch::executor_fn;
 use adk::pipeline::BoxError;
 use adk::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall, TrustTier,
+    Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, ToolCall,
+    TrustTier,
 };
 use adk::sqlite::{SqliteError, SqliteStorage};
 use adk::storage::conformance::Conformance;
@@ -570,6 +571,35 @@ async fn a_failing_stream_stores_nothing_and_keeps_the_earlier_bytes() {
     assert!(error.to_string().contains("the upload broke"), "{error}");
     let kept = storage.retrievable_reader("doc").await.unwrap().unwrap();
     assert_eq!(&kept.read_all().await.unwrap()[..], b"kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetched_retrievable_reads_its_spooled_text_after_a_reopen() {
+    let (folder, storage) = open_fresh().await;
+    let ctx = StorageContext::new("spooled");
+    let chunk = Retrievable::new("manual", "step one\nstep two", TrustTier::FirstParty).unwrap();
+    let text = chunk.spoolable_text().unwrap();
+    let reader = storage
+        .store_retrievable_bytes(&ctx, chunk.id().to_owned(), text.into())
+        .await
+        .unwrap();
+    storage
+        .store_retrievable(&ctx, chunk.into_spooled(reader))
+        .await
+        .unwrap();
+
+    let reopened = SqliteStorage::open(folder.path().join("agent.db"))
+        .await
+        .unwrap();
+    let fetched = reopened.fetch_retrievables(&ctx).await.unwrap();
+    assert!(matches!(
+        fetched[0].content(),
+        RetrievableContent::Artifact(artifact) if !artifact.reader().is_detached()
+    ));
+    assert_eq!(
+        fetched[0].content_string().await.unwrap(),
+        "step one\nstep two"
+    );
 }
 
 /// A payload produced one chunk at a time; each chunk reports when it is dropped, so the source

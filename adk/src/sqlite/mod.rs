@@ -19,6 +19,7 @@
 //!   [`FileSpoolStore`](crate::bytes::FileSpoolStore)'s, so a stored handle
 //!   ([`ReaderDescriptor`](crate::bytes::ReaderDescriptor) with store `"sqlite"`) finds its
 //!   bytes again through [`SqliteStorage::retrievable_reader`] or [`SqliteStorage::media_reader`].
+//!   Fetched retrievables whose text was spooled here come back with their reader attached.
 //! - Tools are not stored: a [`Tool`] holds its handler, which cannot be persisted, so
 //!   [`fetch_tools`](StorageAdapter::fetch_tools) returns an empty list. The runner's tools come
 //!   from its builder.
@@ -75,6 +76,10 @@
 //! # }).unwrap();
 //! ```
 
+//!
+#![doc = ""]
+#![doc = include_str!("../../../docs/sqlite.md")]
+
 mod blob;
 mod error;
 mod records;
@@ -86,7 +91,7 @@ use std::sync::Arc;
 
 use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
 use crate::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
+    Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
 };
 use crate::storage::{StorageAdapter, StorageContext, StorageError};
 
@@ -278,6 +283,27 @@ impl SqliteStorage {
             .await
     }
 
+    fn reattach(&self, retrievable: Retrievable) -> Result<Retrievable, StorageError> {
+        let RetrievableContent::Artifact(artifact) = retrievable.content() else {
+            return Ok(retrievable);
+        };
+        let stored_here = artifact
+            .reader()
+            .describe()
+            .is_some_and(|handle| handle.store() == blob::STORE_NAME);
+        if !artifact.reader().is_detached() || !stored_here {
+            return Ok(retrievable);
+        }
+        let reader = SpoolReader::new(self.source(Conduit::Retrievable, artifact.id().to_owned()));
+        let content = RetrievableContent::Artifact(artifact.clone().attach(reader));
+        let id = retrievable.id().to_owned();
+        retrievable.with_content(content).map_err(|error| {
+            StorageError::backend(format!(
+                "the stored retrievable `{id}` could not take back its spooled text: {error}"
+            ))
+        })
+    }
+
     fn source(&self, conduit: Conduit, id: String) -> BlobSource {
         BlobSource::new(Arc::clone(&self.workers), conduit, id)
     }
@@ -339,11 +365,17 @@ impl StorageAdapter for SqliteStorage {
         Ok(Vec::new())
     }
 
+    // A retrievable whose text was spooled into this database comes back from its JSON with a
+    // detached reader; it is re-attached here so its text can be read at once.
     async fn fetch_retrievables(
         &self,
         ctx: &StorageContext,
     ) -> Result<Vec<Retrievable>, StorageError> {
-        self.fetch(ctx).await
+        let fetched: Vec<Retrievable> = self.fetch(ctx).await?;
+        fetched
+            .into_iter()
+            .map(|retrievable| self.reattach(retrievable))
+            .collect()
     }
 
     async fn refresh_standing_instructions(
