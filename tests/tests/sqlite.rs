@@ -602,6 +602,32 @@ async fn a_fetched_retrievable_reads_its_spooled_text_after_a_reopen() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_turn_stops_a_stalled_stream_and_frees_the_writer() {
+    let (_folder, storage) = open_fresh().await;
+    let cancellation = tokio_util::sync::CancellationToken::new();
+    let ctx = StorageContext::new("stalled").with_cancellation(cancellation.clone());
+    // One chunk, then the turn is cancelled and the stream never yields again.
+    let stalled = futures_util::stream::once(async { Ok(Bytes::from_static(b"partial")) }).chain(
+        futures_util::stream::once(async move {
+            cancellation.cancel();
+            std::future::pending::<std::io::Result<Bytes>>().await
+        }),
+    );
+
+    let error = storage
+        .store_media_bytes(&ctx, "upload".into(), ConduitBytes::from_stream(stalled))
+        .await
+        .unwrap_err();
+
+    assert!(matches!(error, StorageError::Cancelled { .. }), "{error}");
+    assert!(storage.media_reader("upload").await.unwrap().is_none());
+    storage
+        .store_message(&ctx, Message::user("after", "still writable").unwrap())
+        .await
+        .unwrap();
+}
+
 /// A payload produced one chunk at a time; each chunk reports when it is dropped, so the source
 /// knows the most bytes of its payload held at any moment.
 struct CountingSource {

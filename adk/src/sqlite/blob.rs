@@ -12,7 +12,7 @@ use crate::bytes::{
     ByteStoreError, ByteStream, CHUNK_SIZE, ConduitBytes, MediaSource, ReaderDescriptor,
     SpoolSource,
 };
-use crate::storage::StorageError;
+use crate::storage::{StorageContext, StorageError};
 
 use super::error::backend;
 use super::worker::Workers;
@@ -40,6 +40,11 @@ impl Conduit {
 // at most a few CHUNK_SIZE, this bounds what a streamed write holds in memory.
 const CHUNKS_IN_FLIGHT: usize = 4;
 
+enum FeedStopped {
+    Failed(std::io::Error),
+    Cancelled,
+}
+
 enum Piece {
     Chunk(Bytes),
     End,
@@ -48,11 +53,12 @@ enum Piece {
 /// Writes `bytes` under (`conduit`, `id`) in one transaction, replacing earlier bytes.
 pub(super) async fn write(
     workers: &Workers,
+    ctx: &StorageContext,
     conduit: Conduit,
-    conversation_id: String,
     id: String,
     bytes: ConduitBytes,
 ) -> Result<(), StorageError> {
+    let conversation_id = ctx.conversation_id().as_str().to_owned();
     match bytes {
         ConduitBytes::Text(text) => {
             write_whole(workers, conduit, conversation_id, id, Bytes::from(text)).await
@@ -61,7 +67,7 @@ pub(super) async fn write(
             write_whole(workers, conduit, conversation_id, id, whole).await
         }
         ConduitBytes::Stream(stream) => {
-            write_stream(workers, conduit, conversation_id, id, stream).await
+            write_stream(workers, ctx, conduit, conversation_id, id, stream).await
         }
     }
 }
@@ -88,6 +94,7 @@ async fn write_whole(
 // bytes in place. Other writes queue behind it meanwhile: SQLite admits one writer at a time.
 async fn write_stream(
     workers: &Workers,
+    ctx: &StorageContext,
     conduit: Conduit,
     conversation_id: String,
     id: String,
@@ -107,27 +114,38 @@ async fn write_stream(
             }
         }
     });
+    // A cancelled turn stops the write (and so frees the writer) even while its stream stalls.
+    let cancellation = ctx.cancellation().clone();
     let feed = async move {
-        while let Some(item) = stream.next().await {
+        loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                () = cancellation.cancelled() => return Err(FeedStopped::Cancelled),
+            };
             match item {
-                Ok(chunk) => {
+                Some(Ok(chunk)) => {
                     if pieces.send(Piece::Chunk(chunk)).await.is_err() {
                         // The writer gave up; its answer carries the reason.
                         return Ok(());
                     }
                 }
-                Err(source) => return Err(source),
+                Some(Err(source)) => return Err(FeedStopped::Failed(source)),
+                None => break,
             }
         }
         let _ = pieces.send(Piece::End).await;
         Ok(())
     };
     let (written, fed) = tokio::join!(written, feed);
-    if let Err(source) = fed {
-        return Err(StorageError::Bytes(ByteStoreError::InputStream {
-            id,
-            source,
-        }));
+    match fed {
+        Err(FeedStopped::Failed(source)) => {
+            return Err(StorageError::Bytes(ByteStoreError::InputStream {
+                id,
+                source,
+            }));
+        }
+        Err(FeedStopped::Cancelled) => return Err(StorageError::cancelled(ctx)),
+        Ok(()) => {}
     }
     match written? {
         true => Ok(()),

@@ -36,6 +36,8 @@
 //! than retrying on lock errors. WAL mode lets the readers run while the writer writes. A
 //! streamed byte write keeps the writer's transaction open until its last chunk, so other
 //! writes wait for it; a stream must therefore not wait on another write to the same database.
+//! Cancelling the turn ends a stalled stream's write (rolled back, [`StorageError::Cancelled`])
+//! and frees the writer.
 //!
 //! # Durability
 //!
@@ -516,15 +518,7 @@ impl StorageAdapter for SqliteStorage {
         id: String,
         bytes: ConduitBytes,
     ) -> Result<MediaReader, StorageError> {
-        let conversation_id = ctx.conversation_id().as_str().to_owned();
-        blob::write(
-            &self.workers,
-            Conduit::Media,
-            conversation_id,
-            id.clone(),
-            bytes,
-        )
-        .await?;
+        blob::write(&self.workers, ctx, Conduit::Media, id.clone(), bytes).await?;
         Ok(MediaReader::new(self.source(Conduit::Media, id)))
     }
 
@@ -534,15 +528,7 @@ impl StorageAdapter for SqliteStorage {
         id: String,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
-        let conversation_id = ctx.conversation_id().as_str().to_owned();
-        blob::write(
-            &self.workers,
-            Conduit::Retrievable,
-            conversation_id,
-            id.clone(),
-            bytes,
-        )
-        .await?;
+        blob::write(&self.workers, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
         Ok(SpoolReader::new(self.source(Conduit::Retrievable, id)))
     }
 }
