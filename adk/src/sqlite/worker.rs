@@ -114,6 +114,16 @@ impl Workers {
         }))
     }
 
+    /// A private in-memory database served by the writer alone (its readers could not see it).
+    pub(super) async fn start_in_memory() -> Result<Arc<Self>, StorageError> {
+        let writer = Worker::start("adk-sqlite-memory", super::schema::open_in_memory).await?;
+        Ok(Arc::new(Self {
+            writer,
+            readers: Vec::new(),
+            next_reader: AtomicUsize::new(0),
+        }))
+    }
+
     /// The reader whose turn it is (round robin), or the writer when there are no readers.
     pub(super) fn reader(&self) -> &Worker {
         if self.readers.is_empty() {
