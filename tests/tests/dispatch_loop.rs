@@ -517,17 +517,19 @@ enum SecondIteration {
 }
 
 /// Runs a dispatch whose executor stores `m{iteration}` and then, in iteration 1, plays `ending`;
-/// returns the outcome and the storage.
-async fn two_iterations_ending_in(ending: SecondIteration) -> (TurnOutcome, RecordingStorage) {
+/// returns the outcome, the storage, and what the executor saw in its own collection.
+async fn two_iterations_ending_in(
+    ending: SecondIteration,
+) -> (TurnOutcome, RecordingStorage, Vec<String>) {
     let storage = RecordingStorage::new();
+    let seen = Log::new();
+    let log = seen.clone();
     let executor = executor_fn(move |ctx: &mut DispatchContext| {
+        let log = log.clone();
         Box::pin(async move {
             let id = format!("m{}", ctx.iteration());
             ctx.store_message(message(&id, "draft")).await?;
-            assert!(
-                ctx.messages.contains(&id),
-                "the dispatch's own collection changes at once"
-            );
+            log.push(message_ids(&ctx.messages).join(","));
             match (ctx.iteration(), ending) {
                 (0, _) => Ok(()),
                 (_, SecondIteration::Nack) => Ok(ctx.nack(Refusal { policy: "tone" })?),
@@ -536,14 +538,19 @@ async fn two_iterations_ending_in(ending: SecondIteration) -> (TurnOutcome, Reco
         })
     });
     let runner = runner_with(executor, &storage, &EventRecorder::new(), &Log::new()).build();
-    (run(&runner).await, storage)
+    (run(&runner).await, storage, seen.entries())
 }
 
 #[tokio::test]
 async fn a_nack_discards_the_iterations_writes_but_keeps_those_of_completed_iterations() {
-    let (outcome, storage) = two_iterations_ending_in(SecondIteration::Nack).await;
+    let (outcome, storage, seen) = two_iterations_ending_in(SecondIteration::Nack).await;
 
     assert_eq!(failed_with(&outcome).code(), ErrorCode::Nacked);
+    assert_eq!(
+        seen,
+        ["m0", "m0,m1"],
+        "the dispatch sees its writes at once"
+    );
     assert_eq!(storage.message_ids(), ["m0", "m1"]);
     assert_eq!(message_ids(&outcome.context.messages), ["m0"]);
 }
@@ -551,11 +558,79 @@ async fn a_nack_discards_the_iterations_writes_but_keeps_those_of_completed_iter
 #[tokio::test]
 async fn an_executor_error_discards_the_iterations_writes_but_keeps_those_of_completed_iterations()
 {
-    let (outcome, storage) = two_iterations_ending_in(SecondIteration::Fail).await;
+    let (outcome, storage, seen) = two_iterations_ending_in(SecondIteration::Fail).await;
 
     assert_eq!(failed_with(&outcome).code(), ErrorCode::ExecutorError);
+    assert_eq!(seen, ["m0", "m0,m1"]);
     assert_eq!(storage.message_ids(), ["m0", "m1"]);
     assert_eq!(message_ids(&outcome.context.messages), ["m0"]);
+}
+
+#[tokio::test]
+async fn a_nack_from_dispatch_output_still_flushes_the_iterations_writes() {
+    let storage = RecordingStorage::new();
+    let events = EventRecorder::new();
+    let executor = executor_fn(|ctx: &mut DispatchContext| {
+        Box::pin(async move {
+            ctx.store_message(message("m0", "an answer")).await?;
+            Ok::<(), BoxError>(())
+        })
+    });
+    let runner = runner_with(executor, &storage, &events, &Log::new())
+        .dispatch_output(from_fn(|ctx: &mut DispatchContext, next| {
+            Box::pin(async move {
+                ctx.nack(Refusal { policy: "review" })?;
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = run(&runner).await;
+
+    // The iteration completed (its output pipeline ran to the end), so what it wrote stands;
+    // the nack only ends the loop.
+    assert_eq!(
+        events.trace(),
+        [
+            TURN_START,
+            DISPATCH_START,
+            ITERATION_START,
+            ITERATION_END,
+            NACKED,
+            error(ErrorCode::Nacked),
+            TURN_END
+        ]
+    );
+    assert_eq!(storage.message_ids(), ["m0"]);
+    assert_eq!(message_ids(&outcome.context.messages), ["m0"]);
+}
+
+#[tokio::test]
+async fn writes_made_before_an_ack_in_dispatch_input_reach_the_turn() {
+    let storage = RecordingStorage::new();
+    let executor = ScriptedExecutor::acking();
+    let runner = runner_with(
+        executor.clone(),
+        &storage,
+        &EventRecorder::new(),
+        &Log::new(),
+    )
+    .dispatch_input(from_fn(|ctx: &mut DispatchContext, next| {
+        Box::pin(async move {
+            ctx.store_message(message("canned", "a cached answer"))
+                .await?;
+            ctx.ack()?;
+            let _ = next.run(ctx).await;
+            Ok::<(), BoxError>(())
+        })
+    }))
+    .build();
+    let outcome = run(&runner).await;
+
+    assert_eq!(executor.runs(), 0);
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert_eq!(storage.message_ids(), ["canned"]);
+    assert_eq!(message_ids(&outcome.context.messages), ["canned"]);
 }
 
 #[tokio::test]
@@ -927,6 +1002,10 @@ async fn tool_call_count_counts_identical_calls_whatever_their_key_order() {
                     log.push(format!("next iteration: {}", counts(ctx)));
                     ctx.delete_tool_call("c2").await?;
                     log.push(format!("after a delete: {}", counts(ctx)));
+                    let moved =
+                        ToolCall::new("c1", "forecast", json!({"days": 2, "city": "Bergen"}))?;
+                    ctx.mutate_tool_call(moved).await?;
+                    log.push(format!("after a mutate: {}", counts(ctx)));
                     ctx.ack()?;
                 }
             }
@@ -941,7 +1020,8 @@ async fn tool_call_count_counts_identical_calls_whatever_their_key_order() {
             "before: 0 0 0",
             "stored: 2 1 0",
             "next iteration: 2 1 0",
-            "after a delete: 1 1 0"
+            "after a delete: 1 1 0",
+            "after a mutate: 0 2 0"
         ]
     );
 }
