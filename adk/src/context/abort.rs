@@ -60,16 +60,17 @@ impl Aborted {
 
 /// Whether a turn or dispatch was aborted, and why.
 ///
-/// Checking is on the hot path (before every middleware), so it reads atomics: this state's own
-/// flag, the caller's token only when one was given, and the parent's state for a dispatch. The
-/// `token` is what storage callbacks and gates wait on; it is a child of the caller's token (for
-/// a turn) or of the turn's (for a dispatch), so cancellation reaches them too.
+/// Checking is on the hot path (before every middleware): this state's own flag first (an
+/// atomic), then the `token`. The token is what storage callbacks, tools and gates wait on, and
+/// it is handed out (`ctx.cancellation()`, `StorageContext::cancellation`), so whoever holds it
+/// can cancel it; a cancelled token must therefore count as an abort, or the loop would go on
+/// while every storage call and gate it makes fails as cancelled. It is a child of the caller's
+/// token (for a turn) or of the turn's (for a dispatch), so their cancellation reaches it too.
 #[derive(Debug)]
 pub(crate) struct AbortState {
     aborted: AtomicBool,
     reason: Mutex<Option<AbortReason>>,
     token: CancellationToken,
-    caller: Option<CancellationToken>,
 }
 
 impl AbortState {
@@ -82,7 +83,6 @@ impl AbortState {
             aborted: AtomicBool::new(false),
             reason: Mutex::new(None),
             token,
-            caller,
         }
     }
 
@@ -93,7 +93,6 @@ impl AbortState {
             aborted: AtomicBool::new(false),
             reason: Mutex::new(None),
             token: turn.token.child_token(),
-            caller: None,
         }
     }
 
@@ -108,11 +107,7 @@ impl AbortState {
     }
 
     pub(crate) fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
-            || self
-                .caller
-                .as_ref()
-                .is_some_and(CancellationToken::is_cancelled)
+        self.aborted.load(Ordering::Acquire) || self.token.is_cancelled()
     }
 
     pub(crate) fn reason(&self) -> Option<AbortReason> {
