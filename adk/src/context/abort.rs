@@ -106,6 +106,12 @@ impl AbortState {
         self.token.cancel();
     }
 
+    /// Whether `abort` was called, without looking at the token: the cheap half of
+    /// `is_aborted`, for callers that check the token some other way.
+    pub(crate) fn is_flagged(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
     pub(crate) fn is_aborted(&self) -> bool {
         self.aborted.load(Ordering::Acquire) || self.token.is_cancelled()
     }

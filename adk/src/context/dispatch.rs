@@ -264,7 +264,9 @@ impl DispatchContext {
 
     /// Whether the dispatch was aborted, directly or because the turn was.
     pub fn is_aborted(&self) -> bool {
-        self.abort.is_aborted() || self.shared.abort.is_aborted()
+        // The dispatch's token is a child of the turn's, so its own check already sees the turn
+        // being cancelled; the turn's flag covers `TurnContext::abort` without a second lock.
+        self.abort.is_aborted() || self.shared.abort.is_flagged()
     }
 
     /// Whether the whole turn was aborted.
