@@ -6,7 +6,7 @@ use super::error::{Checker, StoredTimestamp};
 use super::{
     PrimitiveError, PrimitiveKind, SpooledArtifact, SpooledArtifactHandle, Timestamp, Tokenizable,
 };
-use crate::bytes::ByteStoreError;
+use crate::bytes::{ByteStoreError, SpoolReader};
 
 /// How far content can be trusted, by where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -240,6 +240,62 @@ impl Retrievable {
         }
     }
 
+    /// The text to move into a byte store, when this retrievable should be spooled: its content
+    /// is fixed (not dynamic) inline text and `inline` is `false`. `None` otherwise.
+    ///
+    /// Together with [`into_spooled`](Self::into_spooled) this is the auto-spooling step a
+    /// context applies when retrievables are stored or fetched.
+    ///
+    /// ```
+    /// use adk::bytes::{ByteStore, InMemorySpoolStore};
+    /// use adk::primitives::{Retrievable, RetrievableContent, TrustTier};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let store = InMemorySpoolStore::new();
+    /// let chunk = Retrievable::new("r-1", "line one\nline two", TrustTier::FirstParty).unwrap();
+    /// let chunk = match chunk.spoolable_text() {
+    ///     Some(text) => {
+    ///         let reader = store.write(chunk.id(), text.into()).await?;
+    ///         chunk.into_spooled(reader)
+    ///     }
+    ///     None => chunk,
+    /// };
+    /// assert!(matches!(chunk.content(), RetrievableContent::Artifact(_)));
+    /// assert_eq!(chunk.content_string().await?, "line one\nline two");
+    /// # Ok::<(), adk::bytes::ByteStoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn spoolable_text(&self) -> Option<String> {
+        match &self.content {
+            RetrievableContent::Text(text) if !self.inline => text.as_static().map(str::to_owned),
+            _ => None,
+        }
+    }
+
+    /// The same retrievable (every other field unchanged) whose content is `reader`, wrapped in
+    /// a [`SpooledArtifact`]. When the current content is fixed text, the artifact carries its
+    /// size as hints: its UTF-8 byte length and its line count (`""` has none, otherwise one
+    /// more than its newlines).
+    pub fn into_spooled(mut self, reader: SpoolReader) -> Self {
+        let artifact = SpooledArtifact::new(reader);
+        let artifact = match &self.content {
+            RetrievableContent::Text(text) => match text.as_static() {
+                Some(text) => {
+                    let lines = if text.is_empty() {
+                        0
+                    } else {
+                        text.matches('\n').count() as u64 + 1
+                    };
+                    artifact.with_size_hints(text.len() as u64, lines)
+                }
+                None => artifact,
+            },
+            RetrievableContent::Artifact(_) => artifact,
+        };
+        self.content = RetrievableContent::Artifact(artifact);
+        self
+    }
+
     fn validate(self) -> Result<Self, PrimitiveError> {
         let check = Checker::new(PrimitiveKind::Retrievable, &self.id);
         check.non_empty("id", &self.id)?;
@@ -336,6 +392,41 @@ mod tests {
         .unwrap_err();
         assert!(error.to_string().contains("`content`"), "{error}");
         assert!(error.to_string().contains("`id`"), "{error}");
+    }
+
+    #[test]
+    fn only_fixed_text_that_is_not_inline_is_spoolable() {
+        let fixed = Retrievable::new("r", "x", TrustTier::FirstParty).unwrap();
+        assert_eq!(fixed.spoolable_text().as_deref(), Some("x"));
+        assert_eq!(fixed.clone().with_inline(true).spoolable_text(), None);
+        let dynamic = fixed
+            .clone()
+            .with_content(Tokenizable::dynamic(|| "now".into()))
+            .unwrap();
+        assert_eq!(dynamic.spoolable_text(), None);
+        let artifact = SpooledArtifact::new(SpoolReader::from_bytes("r", "x"));
+        assert_eq!(fixed.with_content(artifact).unwrap().spoolable_text(), None);
+    }
+
+    #[tokio::test]
+    async fn spooling_keeps_every_field_and_hints_the_size_of_the_text() {
+        let chunk = Retrievable::new("r", "é\nb\n", TrustTier::ThirdPartyPublic)
+            .unwrap()
+            .with_source("s")
+            .with_score(0.25)
+            .unwrap();
+        let spooled = chunk
+            .clone()
+            .into_spooled(SpoolReader::from_bytes("r", "é\nb\n"));
+        let RetrievableContent::Artifact(artifact) = spooled.content() else {
+            panic!("content should be spooled");
+        };
+        let handle = artifact.handle();
+        assert_eq!((handle.byte_length, handle.line_count), (Some(5), Some(3)));
+        assert_eq!(spooled.source(), Some("s"));
+        assert_eq!(spooled.score(), Some(0.25));
+        assert_eq!(spooled.created_at(), chunk.created_at());
+        assert_eq!(spooled.trust_tier(), TrustTier::ThirdPartyPublic);
     }
 
     #[tokio::test]

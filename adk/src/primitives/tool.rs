@@ -642,7 +642,8 @@ impl ToolRegistry {
     /// first (`Replace` wins, `Keep` loses); only when it is `Fail` does `policy` decide, and a
     /// `Fail` there is a [`ToolRegistryError::MergeCollision`]. A replacing tool takes the
     /// replaced one's position. Each surviving tool keeps the hidden flag it had in the
-    /// registry it came from.
+    /// registry it came from. Meeting the very same tool again (a clone of it, as when a
+    /// registry is merged with itself) is not a collision.
     ///
     /// ```
     /// use adk::primitives::{CollisionPolicy, Tool, ToolRegistry};
