@@ -7,6 +7,7 @@
 use proc_macro::TokenStream;
 
 mod stash_key;
+mod storage_adapter;
 
 /// Declares a typed stash key; see `adk::stash_key!`.
 #[proc_macro]
@@ -18,4 +19,10 @@ pub fn stash_key(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn stash_keys(input: TokenStream) -> TokenStream {
     stash_key::stash_keys(input.into()).into()
+}
+
+/// Declares a storage adapter from a struct and a list of callbacks; see `adk::storage_adapter!`.
+#[proc_macro]
+pub fn storage_adapter(input: TokenStream) -> TokenStream {
+    storage_adapter::expand(input.into()).into()
 }

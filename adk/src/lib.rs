@@ -9,7 +9,7 @@
 //! Where the TypeScript original checks its wiring when the runner is built, adk checks it when
 //! your crate compiles:
 //! - [`stash_key!`] declares typed keys over the untyped stash and rejects malformed paths;
-//! - `storage_adapter!` rejects a missing callback or a wrong signature;
+//! - [`storage_adapter!`] rejects a missing callback or a wrong signature;
 //! - `#[middleware]` makes middleware that only fits its own pipeline.
 
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
@@ -43,3 +43,100 @@ pub use adk_macros::stash_key;
 /// assert_eq!(CHUNKS.path(), "my-org.retrieval.chunks");
 /// ```
 pub use adk_macros::stash_keys;
+
+/// Declares a storage adapter: a struct, and the callbacks its
+/// [`StorageAdapter`](storage::StorageAdapter) impl calls, checked when your crate compiles.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// use adk::primitives::Message;
+/// use adk::storage::{StorageAdapter, StorageContext, StorageError};
+///
+/// async fn log_store(_ctx: &StorageContext, message: Message) -> Result<(), StorageError> {
+///     println!("storing {}", message.id());
+///     Ok(())
+/// }
+///
+/// adk::storage_adapter! {
+///     /// Docs and attributes carry over to the struct.
+///     #[derive(Clone, Default)]
+///     pub struct ChatStore {
+///         messages: Arc<Mutex<Vec<Message>>>,
+///     }
+///
+///     impl {
+///         // A method of the struct, called with `&self` first.
+///         fetch_messages: self.fetch_messages,
+///         // A closure of the callback's arity; it may use `self`.
+///         store_message: |_ctx, message| async move {
+///             self.messages.lock().map_err(|_| StorageError::backend("lock poisoned"))?.push(message);
+///             Ok(())
+///         },
+///         // A path to an `async fn`.
+///         mutate_message: log_store,
+///         // Every callback not named above: the no-op baseline, `NoopStorage`.
+///         ..noop
+///     }
+/// }
+///
+/// impl ChatStore {
+///     async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+///         Ok(self.messages.lock().map_err(|_| StorageError::backend("lock poisoned"))?.clone())
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = ChatStore::default();
+/// let ctx = StorageContext::new("conversation-1");
+/// store.store_message(&ctx, Message::user("m1", "hello").unwrap()).await.unwrap();
+/// assert_eq!(store.fetch_messages(&ctx).await.unwrap().len(), 1);
+/// assert!(store.fetch_thoughts(&ctx).await.unwrap().is_empty()); // from `..noop`
+/// # });
+/// ```
+///
+/// # Callbacks
+///
+/// The list names callbacks by their `StorageAdapter` method names, each given one of three ways:
+///
+/// | form | called as | example |
+/// |---|---|---|
+/// | `self.method` | `Self::method(&self, ctx, ..)` | `fetch_messages: self.fetch_messages` |
+/// | a path to an `async fn` | `callback(ctx, ..)` | `store_message: store_message_in_log` |
+/// | a closure, plain or `async` | `callback(ctx, ..)` | `delete_message: \|_ctx, _id\| async { Ok(()) }` |
+///
+/// Fetches take `(ctx)`, store / mutate / delete take `(ctx, value_or_id)` and the two byte
+/// conduits take `(ctx, id, bytes)`; see [`StorageAdapter`](storage::StorageAdapter) for every
+/// signature. Closures need no type annotations: the macro gives their parameters the callback's
+/// types, and makes them `move` so their future may borrow `self` (the adapter). Every generated
+/// future must be `Send`.
+///
+/// All 27 callbacks must be listed, or the list must end with `..noop`, which delegates every
+/// callback not named to [`NoopStorage::shared()`](storage::NoopStorage::shared): no-ops are
+/// explicit, as in the TypeScript original, but one token long.
+///
+/// # Errors
+///
+/// Each mistake is reported at the token that caused it, in one build:
+/// - callbacks missing without `..noop`: one error at `impl` naming every missing callback;
+/// - an unknown name (with a "did you mean" suggestion), a name listed twice, `..` followed by
+///   anything but `noop`, a missing `impl { .. }` list, an item that is not a struct;
+/// - a closure with the wrong number of parameters, at its parameter list;
+/// - a function, method or closure whose parameter or return types do not match: "`..` is not a
+///   valid `store_message` callback", labelled with the expected `async fn` signature;
+/// - a future that is not `Send`, at the callback's name.
+///
+/// The struct is emitted whatever goes wrong, and rejected callbacks fall back to the no-op, so the
+/// rest of your code does not fail with it.
+///
+/// ```compile_fail
+/// adk::storage_adapter! {
+///     pub struct Incomplete;
+///     impl {
+///         fetch_messages: |_ctx| async { Ok(Vec::new()) },
+///     } // error: missing 26 storage callbacks: `fetch_memories`, ..; add them, or end the list with `..noop`
+/// }
+/// ```
+///
+/// Writing `impl StorageAdapter for MyStore` by hand works too; the macro is a shorthand for it.
+pub use adk_macros::storage_adapter;

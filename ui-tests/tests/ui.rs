@@ -10,3 +10,10 @@ fn stash_keys() {
     cases.pass("stash/pass/*.rs");
     cases.compile_fail("stash/fail/*.rs");
 }
+
+#[test]
+fn storage_adapter() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("storage/pass/*.rs");
+    cases.compile_fail("storage/fail/*.rs");
+}

@@ -25,6 +25,8 @@
 #![doc = include_str!("../../../docs/storage.md")]
 
 mod adapter;
+#[doc(hidden)]
+pub mod callback;
 pub mod conformance;
 mod context;
 mod erased;

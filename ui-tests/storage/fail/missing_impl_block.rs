@@ -1,0 +1,7 @@
+adk::storage_adapter! {
+    pub struct ChatStore {
+        path: std::path::PathBuf,
+    }
+}
+
+fn main() {}
