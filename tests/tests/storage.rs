@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use adk::bytes::{
     ByteStore, ConduitBytes, FileSpoolStore, InMemorySpoolStore, MediaReader, SpoolReader,
 };
-use adk::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall};
+use adk::primitives::{
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall, TrustTier,
+};
 use adk::storage::conformance::{Conformance, Step, Subject};
 use adk::storage::{
     NoopStorage, Primitive, SharedStorage, StorageAdapter, StorageContext, StorageError, TurnId,
@@ -998,4 +1000,288 @@ async fn fifty_mebibytes_stream_through_both_conduits_in_64_kib_chunks() {
         largest_read <= CHUNK,
         "read a chunk of {largest_read} bytes"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// An adapter built by `storage_adapter!` over shared state: every primitive really persisted.
+
+/// A record the macro-built adapter keeps, and the key it is found by.
+trait Keyed: Clone {
+    const KIND: Primitive;
+    fn key(&self) -> String;
+}
+
+macro_rules! keyed_by_id {
+    ($($record:ty => $kind:expr),* $(,)?) => {$(
+        impl Keyed for $record {
+            const KIND: Primitive = $kind;
+            fn key(&self) -> String {
+                self.id().to_owned()
+            }
+        }
+    )*};
+}
+
+keyed_by_id!(
+    Memory => Primitive::Memories,
+    Message => Primitive::Messages,
+    Thought => Primitive::Thoughts,
+    ToolCall => Primitive::ToolCalls,
+    Retrievable => Primitive::Retrievables,
+);
+
+impl Keyed for StandingInstruction {
+    const KIND: Primitive = Primitive::StandingInstructions;
+    fn key(&self) -> String {
+        self.render()
+    }
+}
+
+/// One primitive's records in store order.
+struct Table<T>(Vec<T>);
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T: Keyed> Table<T> {
+    fn all(&self) -> Vec<T> {
+        self.0.clone()
+    }
+
+    fn store(&mut self, record: T) -> Result<(), StorageError> {
+        if self.0.iter().any(|stored| stored.key() == record.key()) {
+            return Err(StorageError::Conflict {
+                kind: T::KIND,
+                id: record.key(),
+            });
+        }
+        self.0.push(record);
+        Ok(())
+    }
+
+    fn mutate(&mut self, record: T) -> Result<(), StorageError> {
+        let key = record.key();
+        match self.0.iter_mut().find(|stored| stored.key() == key) {
+            Some(stored) => {
+                *stored = record;
+                Ok(())
+            }
+            None => Err(StorageError::NotFound {
+                kind: T::KIND,
+                id: key,
+            }),
+        }
+    }
+
+    fn delete(&mut self, key: &str) -> Result<(), StorageError> {
+        self.0.retain(|stored| stored.key() != key);
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Tables {
+    memories: Table<Memory>,
+    messages: Table<Message>,
+    thoughts: Table<Thought>,
+    tool_calls: Table<ToolCall>,
+    retrievables: Table<Retrievable>,
+    instructions: Table<StandingInstruction>,
+}
+
+adk::storage_adapter! {
+    /// Every primitive kept in memory; clones share the records and the bytes.
+    #[derive(Clone, Default)]
+    struct MacroStorage {
+        tables: Arc<Mutex<Tables>>,
+        bytes: NoopStorage,
+    }
+
+    impl {
+        fetch_memories: async |_ctx| Ok(self.tables()?.memories.all()),
+        store_memory: async |_ctx, memory| self.tables()?.memories.store(memory),
+        mutate_memory: async |_ctx, memory| self.tables()?.memories.mutate(memory),
+        delete_memory: async |_ctx, id| self.tables()?.memories.delete(&id),
+        fetch_messages: async |_ctx| Ok(self.tables()?.messages.all()),
+        store_message: async |_ctx, message| self.tables()?.messages.store(message),
+        mutate_message: async |_ctx, message| self.tables()?.messages.mutate(message),
+        delete_message: async |_ctx, id| self.tables()?.messages.delete(&id),
+        fetch_thoughts: async |_ctx| Ok(self.tables()?.thoughts.all()),
+        store_thought: async |_ctx, thought| self.tables()?.thoughts.store(thought),
+        mutate_thought: async |_ctx, thought| self.tables()?.thoughts.mutate(thought),
+        delete_thought: async |_ctx, id| self.tables()?.thoughts.delete(&id),
+        fetch_tool_calls: async |_ctx| Ok(self.tables()?.tool_calls.all()),
+        store_tool_call: async |_ctx, call| self.tables()?.tool_calls.store(call),
+        mutate_tool_call: async |_ctx, call| self.tables()?.tool_calls.mutate(call),
+        delete_tool_call: async |_ctx, id| self.tables()?.tool_calls.delete(&id),
+        fetch_retrievables: async |_ctx| Ok(self.tables()?.retrievables.all()),
+        store_retrievable: async |_ctx, item| self.tables()?.retrievables.store(item),
+        mutate_retrievable: async |_ctx, item| self.tables()?.retrievables.mutate(item),
+        delete_retrievable: async |_ctx, id| self.tables()?.retrievables.delete(&id),
+        refresh_standing_instructions: async |_ctx| Ok(self.tables()?.instructions.all()),
+        store_standing_instruction: async |_ctx, instruction| {
+            self.tables()?.instructions.store(instruction)
+        },
+        mutate_standing_instruction: async |_ctx, instruction| {
+            self.tables()?.instructions.mutate(instruction)
+        },
+        delete_standing_instruction: async |_ctx, instruction| {
+            self.tables()?.instructions.delete(&instruction.render())
+        },
+        store_media_bytes: async |ctx, id, bytes| {
+            self.bytes.store_media_bytes(ctx, id, bytes).await
+        },
+        store_retrievable_bytes: async |ctx, id, bytes| {
+            self.bytes.store_retrievable_bytes(ctx, id, bytes).await
+        },
+        ..noop
+    }
+}
+
+impl MacroStorage {
+    fn tables(&self) -> Result<MutexGuard<'_, Tables>, StorageError> {
+        self.tables
+            .lock()
+            .map_err(|_| StorageError::backend("the tables lock was poisoned"))
+    }
+}
+
+fn keys<T: Keyed>(records: &[T]) -> Vec<String> {
+    records.iter().map(Keyed::key).collect()
+}
+
+fn json(record: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(record).expect("primitives serialize")
+}
+
+/// Store two records, fetch them in order, mutate the first in place, delete it, and check
+/// each step through a clone (so the state is really shared).
+macro_rules! round_trip_test {
+    (
+        $test:ident, $fetch:ident, $store:ident, $mutate:ident, $delete:ident,
+        first: $first:expr, second: $second:expr, revised: $revised:expr,
+        delete_with: |$record:ident| $delete_argument:expr
+    ) => {
+        #[tokio::test]
+        async fn $test() {
+            let storage = MacroStorage::default();
+            let reader = storage.clone();
+            let ctx = ctx();
+            let (first, second, revised) = ($first, $second, $revised);
+
+            storage
+                .$store(&ctx, first.clone())
+                .await
+                .expect("store the first");
+            storage
+                .$store(&ctx, second.clone())
+                .await
+                .expect("store the second");
+            let fetched = reader.$fetch(&ctx).await.expect("fetch after store");
+            assert_eq!(keys(&fetched), vec![first.key(), second.key()]);
+            assert_eq!(json(&fetched[0]), json(&first));
+
+            storage
+                .$mutate(&ctx, revised.clone())
+                .await
+                .expect("mutate the first");
+            let fetched = reader.$fetch(&ctx).await.expect("fetch after mutate");
+            assert_eq!(keys(&fetched), vec![revised.key(), second.key()]);
+            assert_eq!(json(&fetched[0]), json(&revised));
+
+            let $record = revised;
+            storage
+                .$delete(&ctx, $delete_argument)
+                .await
+                .expect("delete the first");
+            let fetched = reader.$fetch(&ctx).await.expect("fetch after delete");
+            assert_eq!(keys(&fetched), vec![second.key()]);
+        }
+    };
+}
+
+round_trip_test!(
+    memories_round_trip_through_a_macro_built_adapter,
+    fetch_memories, store_memory, mutate_memory, delete_memory,
+    first: Memory::new("mem-1", "prefers tea", 0.5, 0.5).expect("valid"),
+    second: Memory::new("mem-2", "lives in Lisbon", 0.9, 0.7).expect("valid"),
+    revised: Memory::new("mem-1", "prefers coffee now", 0.8, 0.5).expect("valid"),
+    delete_with: |record| record.id().to_owned()
+);
+
+round_trip_test!(
+    messages_round_trip_through_a_macro_built_adapter,
+    fetch_messages, store_message, mutate_message, delete_message,
+    first: Message::user("msg-1", "hello").expect("valid"),
+    second: Message::assistant("msg-2", "hi, how can I help?").expect("valid"),
+    revised: Message::user("msg-1", "hello (edited)").expect("valid"),
+    delete_with: |record| record.id().to_owned()
+);
+
+round_trip_test!(
+    thoughts_round_trip_through_a_macro_built_adapter,
+    fetch_thoughts, store_thought, mutate_thought, delete_thought,
+    first: Thought::new("th-1", "the user greets").expect("valid"),
+    second: Thought::new("th-2", "answer briefly").expect("valid"),
+    revised: Thought::new("th-1", "the user greets warmly").expect("valid"),
+    delete_with: |record| record.id().to_owned()
+);
+
+round_trip_test!(
+    tool_calls_round_trip_through_a_macro_built_adapter,
+    fetch_tool_calls, store_tool_call, mutate_tool_call, delete_tool_call,
+    first: ToolCall::new("call-1", "forecast", serde_json::json!({ "city": "Lisbon" }))
+        .expect("valid"),
+    second: ToolCall::new("call-2", "clock", serde_json::json!({})).expect("valid"),
+    revised: ToolCall::new("call-1", "forecast", serde_json::json!({ "city": "Lisbon" }))
+        .expect("valid")
+        .complete("Sunny"),
+    delete_with: |record| record.id().to_owned()
+);
+
+round_trip_test!(
+    retrievables_round_trip_through_a_macro_built_adapter,
+    fetch_retrievables, store_retrievable, mutate_retrievable, delete_retrievable,
+    first: Retrievable::new("doc-1", "Rain later.", TrustTier::FirstParty).expect("valid"),
+    second: Retrievable::new("doc-2", "Wind at noon.", TrustTier::ThirdPartyPublic)
+        .expect("valid"),
+    revised: Retrievable::new("doc-1", "Rain this evening.", TrustTier::FirstParty)
+        .expect("valid"),
+    delete_with: |record| record.id().to_owned()
+);
+
+round_trip_test!(
+    standing_instructions_round_trip_by_value_through_a_macro_built_adapter,
+    refresh_standing_instructions, store_standing_instruction,
+    mutate_standing_instruction, delete_standing_instruction,
+    first: StandingInstruction::from("Answer in English."),
+    second: StandingInstruction::from("Cite sources."),
+    revised: StandingInstruction::from("Answer in English."),
+    delete_with: |record| record
+);
+
+#[tokio::test]
+async fn a_macro_built_adapter_passes_the_full_conformance_suite() {
+    let report = Conformance::new(MacroStorage::default())
+        .persists_all(Primitive::ALL)
+        .run()
+        .await
+        .expect("the macro-built adapter keeps the whole contract");
+    assert_eq!(report.fully_checked(), &Primitive::ALL);
+}
+
+#[tokio::test]
+async fn a_macro_built_noop_adapter_passes_the_suite_declaring_nothing() {
+    adk::storage_adapter! {
+        struct Forgetful;
+        impl { ..noop }
+    }
+    let report = Conformance::new(Forgetful)
+        .run()
+        .await
+        .expect("..noop honours the no-op contract");
+    assert!(report.fully_checked().is_empty());
 }

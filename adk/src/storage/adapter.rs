@@ -30,6 +30,8 @@ use crate::primitives::{
 /// error is never swallowed.
 ///
 /// Methods return `impl Future + Send`, so an implementation may simply write `async fn`.
+/// Most adapters let [`storage_adapter!`](crate::storage_adapter!) write this impl from the
+/// callbacks they keep; implementing it by hand, as below, works just as well.
 /// The runner holds the adapter as a [`SharedStorage`](super::SharedStorage).
 ///
 /// [`conformance`](super::conformance) checks an implementation against this contract.
