@@ -40,7 +40,7 @@ use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
 /// #[adk::middleware(pipeline = turn_input)]
 /// async fn ask(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
 ///     ctx.store_message(Message::user("q1", "What is 6 * 7?")?).await?;
-///     next.run(ctx).await;
+///     let _ = next.run(ctx).await;
 ///     Ok(())
 /// }
 ///
