@@ -23,6 +23,8 @@ pub mod dispatch;
 pub mod events;
 pub mod gate;
 pub mod guide;
+#[cfg(feature = "openai")]
+pub mod openai;
 pub mod pipeline;
 pub mod primitives;
 pub mod runner;

@@ -1,0 +1,59 @@
+//! An executor for OpenAI-compatible chat-completions servers (feature `openai`): the hosted
+//! API, llama.cpp's server, vLLM, Ollama and anything else that speaks `/chat/completions` with
+//! streaming and tool calling.
+//!
+//! The module owns the whole exchange: [`OpenAiConfig`] (where and how long), the mapping of a
+//! dispatch context to a request (`request`), the server-sent-event parsing and delta
+//! accumulation (`stream`), the [`OpenAiExecutor`] that reports, stores and runs tools, and the
+//! typed [`OpenAiError`].
+//!
+//! What the request holds, in order: the system prompt and each standing instruction as
+//! `system` messages; the context's messages and finished tool calls in the order they were
+//! created (calls as an assistant message's `tool_calls`, each followed by its `tool` result;
+//! ids renumbered `call_1`, `call_2`, … per request); the visible tools as `function` tools whose
+//! `parameters` are their input schemas; `stream: true`. Attachments are not sent (text only).
+//!
+//! HTTP goes through reqwest with rustls on the `ring` provider, so building needs nothing
+//! beyond a Rust toolchain (no cmake, no system OpenSSL).
+//!
+//! ```no_run
+//! use adk::TurnRunner;
+//! use adk::context::{RawTurnContext, TurnContext};
+//! use adk::openai::{OpenAiConfig, OpenAiExecutor};
+//! use adk::pipeline::{BoxError, from_fn};
+//! use adk::primitives::Message;
+//! use adk::storage::NoopStorage;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1, optionally ADK_OPENAI_API_KEY and ADK_MODEL.
+//! let config = OpenAiConfig::from_env()?.ok_or("set ADK_OPENAI_BASE_URL")?;
+//! let runner = TurnRunner::builder()
+//!     .storage(NoopStorage::new())
+//!     .turn_input(from_fn(|ctx: &mut TurnContext, next| {
+//!         Box::pin(async move {
+//!             ctx.store_message(Message::user("m-1", "What is 2 + 2?")?).await?;
+//!             next.run(ctx).await;
+//!             Ok::<(), BoxError>(())
+//!         })
+//!     }))
+//!     .executor(OpenAiExecutor::new(config)?)
+//!     .build();
+//! let outcome = runner
+//!     .run(RawTurnContext::new("conversation-1", "Answer in one word."))
+//!     .await?;
+//! for message in outcome.context.messages.iter() {
+//!     println!("{}: {:?}", message.role().as_str(), message.content());
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod config;
+mod error;
+mod executor;
+mod request;
+mod stream;
+
+pub use config::{DEFAULT_MODEL, OpenAiConfig};
+pub use error::{OpenAiError, TimeoutPhase};
+pub use executor::OpenAiExecutor;
