@@ -303,15 +303,24 @@ pub async fn open_storage(options: &Options) -> Result<SharedStorage, BoxError> 
 // ---------------------------------------------------------------------------------------------
 // The conversation
 
-/// The model: the scripted one, or an OpenAI-compatible server when `ADK_OPENAI_BASE_URL` is set.
+/// The model: an OpenAI-compatible server when `ADK_OPENAI_BASE_URL` names one (and adk was built
+/// with its `openai` feature), the deterministic scripted model otherwise.
 pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
+    #[cfg(feature = "openai")]
+    if let Some(config) = adk::openai::OpenAiConfig::from_env()? {
+        println!("model: `{}` at {}", config.model, config.endpoint());
+        return Ok(Arc::new(adk::openai::OpenAiExecutor::new(config)?));
+    }
+    #[cfg(not(feature = "openai"))]
     if std::env::var_os("ADK_OPENAI_BASE_URL").is_some() {
         return Err(
-            "`ADK_OPENAI_BASE_URL` is set, but this build has no OpenAI executor yet; \
+            "`ADK_OPENAI_BASE_URL` is set, but adk was built without its `openai` \
+                    feature; run `cargo run --example quickstart --features adk/openai`, or \
                     unset it to use the scripted model"
                 .into(),
         );
     }
+    println!("model: the scripted model (set ADK_OPENAI_BASE_URL to use a real one)");
     Ok(Arc::new(ScriptedModel::new()))
 }
 
@@ -349,8 +358,9 @@ pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError
     Ok(lines)
 }
 
-/// Runs one conversation of [`QUESTIONS`] and returns the transcript read back from storage.
-pub async fn run(options: &Options) -> Result<Vec<String>, BoxError> {
+/// Runs one conversation of [`QUESTIONS`] with `model` and returns the transcript read back
+/// from storage.
+pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<String>, BoxError> {
     if options.reset {
         match std::fs::remove_dir_all(&options.data_dir) {
             Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error.into()),
@@ -363,7 +373,7 @@ pub async fn run(options: &Options) -> Result<Vec<String>, BoxError> {
     let storage = open_storage(options).await?;
     let runner = TurnRunner::builder()
         .shared_storage(storage.clone())
-        .executor(choose_model()?)
+        .executor(model)
         .tool(weather()?)
         .tool(calculator()?)
         .turn_input(load_history)
@@ -421,6 +431,6 @@ fn main() -> Result<(), BoxError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(run(&options))?;
+        .block_on(run(&options, choose_model()?))?;
     Ok(())
 }

@@ -21,7 +21,10 @@ mod gate_approval;
 #[allow(dead_code)]
 mod abort;
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use adk::dispatch::ScriptedModel;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_answers_every_question_with_a_tool_and_remembers_the_conversation() {
@@ -31,7 +34,7 @@ async fn quickstart_answers_every_question_with_a_tool_and_remembers_the_convers
         reset: false,
     };
 
-    let transcript = quickstart::run(&options)
+    let transcript = quickstart::run(&options, Arc::new(ScriptedModel::new()))
         .await
         .expect("the quickstart runs");
 
