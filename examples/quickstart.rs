@@ -378,7 +378,7 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
         .tool(calculator()?)
         .turn_input(load_history)
         .dispatch_input(enforce_budget)
-        .observe(print_answer)
+        .observe(show_progress)
         .build();
 
     for question in QUESTIONS {
@@ -402,20 +402,35 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
     Ok(lines)
 }
 
-/// Prints the assistant's answer as it streams, word by word.
-fn print_answer(event: &Event) {
+/// Prints the assistant's answer as it streams, word by word, and each tool call as it is
+/// announced and finished.
+fn show_progress(event: &Event) {
     use std::io::Write;
-    if let Event::Message(content) = event {
-        if content.full == content.delta {
-            print!("< ");
+    match event {
+        Event::Message(content) => {
+            if content.full == content.delta {
+                print!("< ");
+            }
+            print!("{}", content.delta);
+            if content.is_complete {
+                println!();
+            }
         }
-        print!("{}", content.delta);
-        if content.is_complete {
-            println!();
+        Event::ToolCall(call) => {
+            let state = match (&call.results, call.is_error) {
+                (None, _) => "requested".to_owned(),
+                (Some(results), false) => format!("returned {results}"),
+                (Some(results), true) => format!("failed: {results}"),
+            };
+            println!(
+                "  tool call {} {}({}) {state}",
+                call.id, call.tool, call.args
+            );
         }
-        // A failed flush only delays the words; the next line break prints them.
-        let _ = std::io::stdout().flush();
+        _ => {}
     }
+    // A failed flush only delays the words; the next line break prints them.
+    let _ = std::io::stdout().flush();
 }
 
 fn main() -> Result<(), BoxError> {
@@ -427,10 +442,17 @@ fn main() -> Result<(), BoxError> {
         .with_target(false)
         .with_env_filter(filter)
         .init();
+    let quick = std::env::args().any(|arg| arg == "--quick")
+        || std::env::var_os("ADK_EXAMPLE_QUICK").is_some();
     let options = Options::from_args();
-    tokio::runtime::Builder::new_multi_thread()
+    let ran = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(run(&options, choose_model()?))?;
+        .block_on(async { run(&options, choose_model()?).await });
+    if quick {
+        // The quick mode's folder is private to this process; keep nothing behind.
+        let _ = std::fs::remove_dir_all(&options.data_dir);
+    }
+    ran?;
     Ok(())
 }
