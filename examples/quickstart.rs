@@ -12,16 +12,16 @@
 //! cargo run --example quickstart -- --quick # a throw-away data folder (what the tests run)
 //! ```
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use adk::context::{RawTurnContext, TurnContext};
 use adk::dispatch::{Executor, ScriptedModel};
 use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
-use adk::primitives::{Message, Role, Tool, ToolCall, ToolCallResults, ToolError};
-use adk::storage::{SharedStorage, StorageContext, StorageError};
+use adk::primitives::{Message, Role, Tool, ToolCallResults, ToolError};
+use adk::sqlite::SqliteStorage;
+use adk::storage::{SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
 
@@ -238,66 +238,21 @@ fn factor(tokens: &[char], position: &mut usize) -> Result<f64, String> {
 // ---------------------------------------------------------------------------------------------
 // Storage
 
-adk::storage_adapter! {
-    /// Messages and tool calls per conversation, in memory.
-    #[derive(Clone, Default)]
-    pub struct MemoryStorage {
-        messages: Arc<Mutex<HashMap<String, Vec<Message>>>>,
-        tool_calls: Arc<Mutex<HashMap<String, Vec<ToolCall>>>>,
-    }
-
-    impl {
-        fetch_messages: |ctx| async move { read(&self.messages, ctx) },
-        store_message: |ctx, message| async move { write(&self.messages, ctx, message) },
-        mutate_message: |ctx, message| async move { write(&self.messages, ctx, message) },
-        fetch_tool_calls: |ctx| async move { read(&self.tool_calls, ctx) },
-        store_tool_call: |ctx, call| async move { write(&self.tool_calls, ctx, call) },
-        mutate_tool_call: |ctx, call| async move { write(&self.tool_calls, ctx, call) },
-        ..noop
-    }
+/// The database file the conversation is kept in.
+pub fn database_path(options: &Options) -> PathBuf {
+    options.data_dir.join("quickstart.sqlite3")
 }
 
-type Records<T> = Mutex<HashMap<String, Vec<T>>>;
-
-fn read<T: Clone>(records: &Records<T>, ctx: &StorageContext) -> Result<Vec<T>, StorageError> {
-    let records = records
-        .lock()
-        .map_err(|_| StorageError::backend("the storage lock is poisoned"))?;
-    Ok(records
-        .get(ctx.conversation_id().as_str())
-        .cloned()
-        .unwrap_or_default())
-}
-
-/// Stores `record`, or replaces the record with its id where it stands.
-fn write<T: adk::context::Record>(
-    records: &Records<T>,
-    ctx: &StorageContext,
-    record: T,
-) -> Result<(), StorageError> {
-    let mut records = records
-        .lock()
-        .map_err(|_| StorageError::backend("the storage lock is poisoned"))?;
-    let conversation = records
-        .entry(ctx.conversation_id().as_str().to_owned())
-        .or_default();
-    match conversation
-        .iter_mut()
-        .find(|existing| existing.record_id() == record.record_id())
-    {
-        Some(existing) => *existing = record,
-        None => conversation.push(record),
-    }
-    Ok(())
-}
-
-/// Opens the conversation's storage under `options.data_dir`.
+/// Opens (or creates) the conversation's SQLite database under `options.data_dir`.
 pub async fn open_storage(options: &Options) -> Result<SharedStorage, BoxError> {
+    std::fs::create_dir_all(&options.data_dir)?;
+    let path = database_path(options);
+    let storage = SqliteStorage::open(&path).await?;
     println!(
-        "storage: in memory (the SQLite battery is not built yet, so nothing is kept in {})",
-        options.data_dir.display()
+        "storage: {} (run again to continue the conversation; --reset starts over)",
+        path.display()
     );
-    Ok(SharedStorage::new(MemoryStorage::default()))
+    Ok(SharedStorage::new(storage))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,15 +317,29 @@ pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError
 /// from storage.
 pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<String>, BoxError> {
     if options.reset {
-        match std::fs::remove_dir_all(&options.data_dir) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error.into()),
-            _ => println!(
-                "reset: forgot the conversation in {}",
-                options.data_dir.display()
-            ),
+        let database = database_path(options);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = database.clone().into_os_string();
+            file.push(suffix);
+            match std::fs::remove_file(&file) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(error.into());
+                }
+                _ => {}
+            }
         }
+        println!("reset: forgot the conversation in {}", database.display());
     }
     let storage = open_storage(options).await?;
+    let earlier = storage
+        .fetch_messages(&StorageContext::new(CONVERSATION))
+        .await?
+        .len();
+    if earlier == 0 {
+        println!("a new conversation");
+    } else {
+        println!("continuing the conversation: {earlier} messages from earlier runs loaded");
+    }
     let runner = TurnRunner::builder()
         .shared_storage(storage.clone())
         .executor(model)

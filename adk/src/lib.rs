@@ -28,6 +28,8 @@ pub mod openai;
 pub mod pipeline;
 pub mod primitives;
 pub mod runner;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 pub mod stash;
 pub mod storage;
 

@@ -26,31 +26,47 @@ use std::time::Duration;
 
 use adk::dispatch::ScriptedModel;
 
+const FIRST_RUN: [&str; 8] = [
+    "     user: What is the weather in Oslo?",
+    r#"     tool: weather({"city":"Oslo"}) -> Oslo is cloudy today"#,
+    "assistant: The weather tool says: Oslo is cloudy today.",
+    "     user: What is 12 * (3 + 4)?",
+    r#"     tool: calculator({"expression":"12 * (3 + 4)"}) -> 12 * (3 + 4) = 84"#,
+    "assistant: The calculator tool says: 12 * (3 + 4) = 84.",
+    "     user: What do you remember?",
+    r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#,
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quickstart_answers_every_question_with_a_tool_and_remembers_the_conversation() {
+async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from_the_database() {
     let data = tempfile::tempdir().expect("a temporary folder");
-    let options = quickstart::Options {
+    let mut options = quickstart::Options {
         data_dir: data.path().to_owned(),
         reset: false,
     };
+    let model = || Arc::new(ScriptedModel::new());
 
-    let transcript = quickstart::run(&options, Arc::new(ScriptedModel::new()))
+    let first = quickstart::run(&options, model())
         .await
-        .expect("the quickstart runs");
+        .expect("the first run");
+    assert_eq!(first, FIRST_RUN);
+    assert!(quickstart::database_path(&options).is_file());
 
+    let second = quickstart::run(&options, model())
+        .await
+        .expect("the second run");
+    assert_eq!(second.len(), 16, "{second:#?}");
+    assert_eq!(second[..8], FIRST_RUN);
     assert_eq!(
-        transcript,
-        [
-            "     user: What is the weather in Oslo?",
-            r#"     tool: weather({"city":"Oslo"}) -> Oslo is cloudy today"#,
-            "assistant: The weather tool says: Oslo is cloudy today.",
-            "     user: What is 12 * (3 + 4)?",
-            r#"     tool: calculator({"expression":"12 * (3 + 4)"}) -> 12 * (3 + 4) = 84"#,
-            "assistant: The calculator tool says: 12 * (3 + 4) = 84.",
-            "     user: What do you remember?",
-            r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#,
-        ]
+        second[15],
+        r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?", "What do you remember?", "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#
     );
+
+    options.reset = true;
+    let after_reset = quickstart::run(&options, model())
+        .await
+        .expect("the run after --reset");
+    assert_eq!(after_reset, FIRST_RUN);
 }
 
 #[tokio::test]

@@ -1,0 +1,534 @@
+//! SQLite storage battery: [`SqliteStorage`], a [`StorageAdapter`] that keeps every primitive
+//! and both byte conduits in one SQLite database file (cargo feature `sqlite`).
+//!
+//! # What is stored where
+//!
+//! - Six tables, `memories`, `messages`, `thoughts`, `tool_calls`, `retrievables` and
+//!   `standing_instructions`, one row per record, keyed by `(conversation_id, id)`. The record
+//!   is kept whole as its serde JSON (`record`) and read back through the primitive's own
+//!   deserializer, so a row edited into something invalid is reported, not passed on. Each row
+//!   has an insertion `sequence`: fetches return records in the order they were stored, and a
+//!   mutate is an `UPDATE` in place, so the record keeps its position. Standing instructions
+//!   have no id; their text is the key, and storing an equal instruction again adds no copy.
+//!   `turn_id` records which turn last wrote the row.
+//! - `blobs` and `blob_chunks` hold the bytes of the two conduits: one `blobs` row per
+//!   (conduit, id) and the bytes as rows of at most [`CHUNK_SIZE`](crate::bytes::CHUNK_SIZE)
+//!   bytes. A streamed write inserts each chunk as it arrives and never gathers the payload;
+//!   the returned [`SpoolReader`] / [`MediaReader`] streams the chunks back from the database
+//!   one at a time. Byte ids are global (not per conversation), like a
+//!   [`FileSpoolStore`](crate::bytes::FileSpoolStore)'s, so a stored handle
+//!   ([`ReaderDescriptor`](crate::bytes::ReaderDescriptor) with store `"sqlite"`) finds its
+//!   bytes again through [`SqliteStorage::retrievable_reader`] or [`SqliteStorage::media_reader`].
+//!   Fetched retrievables whose text was spooled here come back with their reader attached.
+//! - Tools are not stored: a [`Tool`] holds its handler, which cannot be persisted, so
+//!   [`fetch_tools`](StorageAdapter::fetch_tools) returns an empty list. The runner's tools come
+//!   from its builder.
+//!
+//! The schema is versioned with `PRAGMA user_version`; [`SqliteStorage::open`] creates it in a
+//! new file and refuses a file written by a newer schema ([`SqliteError::SchemaTooNew`]).
+//!
+//! # Threading
+//!
+//! No SQLite call runs on an async runtime thread. Each database gets one writer thread, which
+//! owns the only writing connection, and two reader threads with read-only connections; calls
+//! are sent to them as jobs over channels and their answers awaited. One writer matches SQLite,
+//! which admits one write transaction at a time: queueing writes in order is cheaper and fairer
+//! than retrying on lock errors. WAL mode lets the readers run while the writer writes. A
+//! streamed byte write keeps the writer's transaction open until its last chunk, so other
+//! writes wait for it; a stream must therefore not wait on another write to the same database.
+//! Cancelling the turn ends a stalled stream's write (rolled back, [`StorageError::Cancelled`])
+//! and frees the writer.
+//!
+//! # Durability
+//!
+//! Every write is one transaction, and a call returns only after it committed. The database is
+//! in WAL mode with `synchronous=NORMAL`: a committed transaction is in the WAL file before the
+//! call returns, so it survives the process being killed (even with SIGKILL) at any moment. What
+//! `NORMAL` gives up, compared with `FULL`, is an `fsync` per commit: after a power loss or an
+//! operating-system crash the last few commits may be lost, though the database stays
+//! consistent. Foreign keys are on and connections wait up to ten seconds for another
+//! process's lock (busy timeout).
+//!
+//! # Example
+//!
+//! ```
+//! use adk::primitives::Message;
+//! use adk::sqlite::SqliteStorage;
+//! use adk::storage::{StorageAdapter, StorageContext};
+//!
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! let folder = std::env::temp_dir().join(format!("adk-sqlite-doc-{}", std::process::id()));
+//! let storage = SqliteStorage::open(folder.join("agent.db")).await?;
+//! let ctx = StorageContext::new("conversation-1");
+//!
+//! storage.store_message(&ctx, Message::user("m-1", "Hello")?).await?;
+//! storage.store_message(&ctx, Message::assistant("m-2", "Hi! How can I help?")?).await?;
+//!
+//! // A second handle on the same file sees what the first wrote.
+//! let reopened = SqliteStorage::open(folder.join("agent.db")).await?;
+//! let ids: Vec<String> = reopened
+//!     .fetch_messages(&ctx)
+//!     .await?
+//!     .iter()
+//!     .map(|message| message.id().to_owned())
+//!     .collect();
+//! assert_eq!(ids, ["m-1", "m-2"]);
+//! # std::fs::remove_dir_all(&folder).ok();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+//!
+#![doc = ""]
+#![doc = include_str!("../../../docs/sqlite.md")]
+
+mod blob;
+mod error;
+mod records;
+mod schema;
+mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use crate::primitives::{
+    Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
+};
+use crate::storage::{StorageAdapter, StorageContext, StorageError};
+
+pub use error::SqliteError;
+
+use blob::{BlobSource, Conduit};
+use records::Stored;
+use worker::Workers;
+
+// Two readers let a fetch and a byte stream (or two fetches) proceed together without keeping
+// many idle connections; reads are short, so more rarely help on the cores an agent runs on.
+const READER_COUNT: usize = 2;
+
+/// A [`StorageAdapter`] over one SQLite database file: all six primitives and both byte
+/// conduits persisted, with the threading and durability described in the
+/// [module documentation](self).
+///
+/// Cloning is cheap and every clone uses the same connections; the threads stop when the last
+/// clone (and the last reader it returned) is dropped.
+///
+/// ```
+/// use adk::TurnRunner;
+/// use adk::dispatch::executor_fn;
+/// use adk::sqlite::SqliteStorage;
+///
+/// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+/// # let folder = std::env::temp_dir().join(format!("adk-sqlite-runner-doc-{}", std::process::id()));
+/// let storage = SqliteStorage::open(folder.join("agent.db")).await?;
+/// let runner = TurnRunner::builder()
+///     .storage(storage.clone())
+///     .executor(executor_fn(|ctx: &mut adk::DispatchContext| {
+///         Box::pin(async move {
+///             ctx.ack()?;
+///             Ok::<(), adk::pipeline::BoxError>(())
+///         })
+///     }))
+///     .build();
+/// # let _ = runner;
+/// # std::fs::remove_dir_all(&folder).ok();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct SqliteStorage {
+    workers: Arc<Workers>,
+    path: Arc<PathBuf>,
+}
+
+impl SqliteStorage {
+    /// Opens (or creates) the database at `path`, creating its folder if needed and the schema
+    /// if the file is new.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] with a [`SqliteError`] as its source when the folder cannot be
+    /// created, SQLite cannot open the file or switch it to WAL mode, or the file's schema is
+    /// newer than this code knows ([`SqliteError::SchemaTooNew`]).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// let folder = std::env::temp_dir().join(format!("adk-sqlite-open-doc-{}", std::process::id()));
+    /// let storage = adk::sqlite::SqliteStorage::open(folder.join("nested/agent.db")).await.unwrap();
+    /// assert!(storage.path().exists());
+    /// # std::fs::remove_dir_all(&folder).ok();
+    /// # });
+    /// ```
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StorageError> {
+        let path = path.as_ref().to_owned();
+        if let Some(folder) = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty())
+        {
+            tokio::fs::create_dir_all(folder).await.map_err(|source| {
+                StorageError::backend(SqliteError::CreateFolder {
+                    folder: folder.to_owned(),
+                    source,
+                })
+            })?;
+        }
+        let workers = Workers::start(&path, READER_COUNT).await?;
+        Ok(Self {
+            workers,
+            path: Arc::new(path),
+        })
+    }
+
+    /// The database file this storage writes to.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), adk::storage::StorageError> {
+    /// let storage = adk::sqlite::SqliteStorage::open("data/agent.db").await?;
+    /// assert!(storage.path().ends_with("agent.db"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A reader over the retrievable bytes stored under `id`, or `None` if none are. Use it to
+    /// re-attach a [`SpooledArtifact`](crate::primitives::SpooledArtifact) read back from
+    /// storage, whose handle names store `"sqlite"` and this id.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] when the lookup fails.
+    ///
+    /// ```
+    /// use adk::sqlite::SqliteStorage;
+    /// use adk::storage::{StorageAdapter, StorageContext};
+    ///
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// # let folder = std::env::temp_dir().join(format!("adk-sqlite-spool-doc-{}", std::process::id()));
+    /// let storage = SqliteStorage::open(folder.join("agent.db")).await?;
+    /// let ctx = StorageContext::new("c");
+    /// storage.store_retrievable_bytes(&ctx, "manual".into(), "one\ntwo".into()).await?;
+    ///
+    /// let reader = storage.retrievable_reader("manual").await?.expect("stored above");
+    /// assert_eq!(reader.line(1).await?.as_deref(), Some("two"));
+    /// assert!(storage.retrievable_reader("missing").await?.is_none());
+    /// # std::fs::remove_dir_all(&folder).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn retrievable_reader(&self, id: &str) -> Result<Option<SpoolReader>, StorageError> {
+        let source = self.source(Conduit::Retrievable, id.to_owned());
+        Ok(source.exists().await?.then(|| SpoolReader::new(source)))
+    }
+
+    /// A reader over the media bytes stored under `id`, or `None` if none are.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] when the lookup fails.
+    ///
+    /// ```
+    /// use adk::sqlite::SqliteStorage;
+    /// use adk::storage::{StorageAdapter, StorageContext};
+    ///
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// # let folder = std::env::temp_dir().join(format!("adk-sqlite-media-doc-{}", std::process::id()));
+    /// let storage = SqliteStorage::open(folder.join("agent.db")).await?;
+    /// let ctx = StorageContext::new("c");
+    /// storage.store_media_bytes(&ctx, "logo".into(), vec![0x89, b'P', b'N', b'G'].into()).await?;
+    ///
+    /// let reader = storage.media_reader("logo").await?.expect("stored above");
+    /// assert_eq!(&reader.read_all().await?[..], b"\x89PNG");
+    /// # std::fs::remove_dir_all(&folder).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn media_reader(&self, id: &str) -> Result<Option<MediaReader>, StorageError> {
+        let source = self.source(Conduit::Media, id.to_owned());
+        Ok(source.exists().await?.then(|| MediaReader::new(source)))
+    }
+
+    /// Runs SQLite's `PRAGMA integrity_check` on the database and returns its verdict: `"ok"`
+    /// for a sound database, otherwise SQLite's description of each problem, one per line.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] when the check itself cannot run.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// # let folder = std::env::temp_dir().join(format!("adk-sqlite-check-doc-{}", std::process::id()));
+    /// let storage = adk::sqlite::SqliteStorage::open(folder.join("agent.db")).await?;
+    /// assert_eq!(storage.integrity_check().await?, "ok");
+    /// # std::fs::remove_dir_all(&folder).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn integrity_check(&self) -> Result<String, StorageError> {
+        self.workers
+            .reader()
+            .run(|connection| {
+                let operation = "checking the database's integrity";
+                let mut statement = connection
+                    .prepare("PRAGMA integrity_check")
+                    .map_err(error::backend(operation))?;
+                let verdicts = statement
+                    .query_map([], |row| row.get::<_, String>(0))
+                    .map_err(error::backend(operation))?
+                    .collect::<Result<Vec<String>, _>>()
+                    .map_err(error::backend(operation))?;
+                Ok(verdicts.join("\n"))
+            })
+            .await
+    }
+
+    fn reattach(&self, retrievable: Retrievable) -> Result<Retrievable, StorageError> {
+        let RetrievableContent::Artifact(artifact) = retrievable.content() else {
+            return Ok(retrievable);
+        };
+        let stored_here = artifact
+            .reader()
+            .describe()
+            .is_some_and(|handle| handle.store() == blob::STORE_NAME);
+        if !artifact.reader().is_detached() || !stored_here {
+            return Ok(retrievable);
+        }
+        let reader = SpoolReader::new(self.source(Conduit::Retrievable, artifact.id().to_owned()));
+        let content = RetrievableContent::Artifact(artifact.clone().attach(reader));
+        let id = retrievable.id().to_owned();
+        retrievable.with_content(content).map_err(|error| {
+            StorageError::backend(format!(
+                "the stored retrievable `{id}` could not take back its spooled text: {error}"
+            ))
+        })
+    }
+
+    fn source(&self, conduit: Conduit, id: String) -> BlobSource {
+        BlobSource::new(Arc::clone(&self.workers), conduit, id)
+    }
+
+    async fn fetch<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<Record>, StorageError> {
+        records::fetch(&self.workers, ctx).await
+    }
+
+    async fn store<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+        record: Record,
+    ) -> Result<(), StorageError> {
+        records::store(&self.workers, ctx, record).await
+    }
+
+    async fn mutate<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+        record: Record,
+    ) -> Result<(), StorageError> {
+        records::mutate(&self.workers, ctx, record).await
+    }
+
+    async fn delete<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+        key: String,
+    ) -> Result<(), StorageError> {
+        records::delete::<Record>(&self.workers, ctx, key).await
+    }
+}
+
+// Store of an id already present is a `Conflict` (store creates, mutate replaces); mutate of an
+// absent id is `NotFound`; delete of an absent id succeeds, so deletes can be retried.
+impl StorageAdapter for SqliteStorage {
+    async fn fetch_memories(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn fetch_messages(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn fetch_thoughts(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn fetch_tool_calls(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    // A tool holds its handler, which cannot be persisted: the runner's tools come from its
+    // builder, and this database has none to add.
+    async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    // A retrievable whose text was spooled into this database comes back from its JSON with a
+    // detached reader; it is re-attached here so its text can be read at once.
+    async fn fetch_retrievables(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<Retrievable>, StorageError> {
+        let fetched: Vec<Retrievable> = self.fetch(ctx).await?;
+        fetched
+            .into_iter()
+            .map(|retrievable| self.reattach(retrievable))
+            .collect()
+    }
+
+    async fn refresh_standing_instructions(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<StandingInstruction>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn store_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError> {
+        self.store(ctx, memory).await
+    }
+
+    async fn mutate_memory(
+        &self,
+        ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, memory).await
+    }
+
+    async fn delete_memory(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Memory>(ctx, id).await
+    }
+
+    async fn store_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, message).await
+    }
+
+    async fn mutate_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, message).await
+    }
+
+    async fn delete_message(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Message>(ctx, id).await
+    }
+
+    async fn store_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, thought).await
+    }
+
+    async fn mutate_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, thought).await
+    }
+
+    async fn delete_thought(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Thought>(ctx, id).await
+    }
+
+    async fn store_tool_call(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, tool_call).await
+    }
+
+    async fn mutate_tool_call(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, tool_call).await
+    }
+
+    async fn delete_tool_call(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<ToolCall>(ctx, id).await
+    }
+
+    async fn store_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, retrievable).await
+    }
+
+    async fn mutate_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, retrievable).await
+    }
+
+    async fn delete_retrievable(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.delete::<Retrievable>(ctx, id).await
+    }
+
+    async fn store_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, instruction).await
+    }
+
+    async fn mutate_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, instruction).await
+    }
+
+    async fn delete_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.delete::<StandingInstruction>(ctx, instruction.render())
+            .await
+    }
+
+    async fn store_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<MediaReader, StorageError> {
+        blob::write(&self.workers, ctx, Conduit::Media, id.clone(), bytes).await?;
+        Ok(MediaReader::new(self.source(Conduit::Media, id)))
+    }
+
+    async fn store_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        blob::write(&self.workers, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
+        Ok(SpoolReader::new(self.source(Conduit::Retrievable, id)))
+    }
+}
