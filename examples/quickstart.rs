@@ -1,6 +1,7 @@
 //! The main job: a short conversation through the full runtime.
 //!
-//! Each user message is one turn: a `turn_input` middleware loads the conversation's history
+//! The conversation is kept in `examples-data/quickstart.sqlite3` ([`SqliteStorage`]). Each user
+//! message is one turn: a `turn_input` middleware loads the conversation's history
 //! from storage and stores the new message, a `dispatch_input` middleware spends a budget kept in
 //! the stash under typed keys, and the model (the deterministic [`ScriptedModel`] unless
 //! `ADK_OPENAI_BASE_URL` names a server) calls a tool in one iteration and answers in the next.
@@ -9,7 +10,8 @@
 //! ```sh
 //! cargo run --example quickstart            # run it twice: the second run remembers the first
 //! cargo run --example quickstart -- --reset # start the conversation over
-//! cargo run --example quickstart -- --quick # a throw-away data folder (what the tests run)
+//! cargo run --example quickstart -- --quick # a throw-away data folder
+//! ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features adk/openai
 //! ```
 
 use std::path::PathBuf;
