@@ -281,38 +281,30 @@ pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
     Ok(Arc::new(ScriptedModel::new()))
 }
 
-/// One line per record: what was said and which tools ran, in conversation order.
+/// One line per record: what was said and which tools ran, in the order they were created.
 pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError> {
     let ctx = StorageContext::new(CONVERSATION);
-    let messages = storage.fetch_messages(&ctx).await?;
-    let tool_calls = storage.fetch_tool_calls(&ctx).await?;
     let mut lines = Vec::new();
-    for message in &messages {
+    for message in storage.fetch_messages(&ctx).await? {
         let text = message
             .content()
             .map(|content| content.render())
             .unwrap_or_default();
-        lines.push(format!("{:>9}: {text}", message.role().as_str()));
-        if message.role() == Role::User {
-            let prefix = format!("{}-call-", message.id());
-            for call in tool_calls
-                .iter()
-                .filter(|call| call.id().starts_with(&prefix))
-            {
-                let result = match call.results() {
-                    Some(ToolCallResults::Text(text)) => text.render(),
-                    _ => "(no result)".to_owned(),
-                };
-                lines.push(format!(
-                    "{:>9}: {}({}) -> {result}",
-                    "tool",
-                    call.tool(),
-                    serde_json::Value::Object(call.args().clone())
-                ));
-            }
-        }
+        let line = format!("{:>9}: {text}", message.role().as_str());
+        lines.push((message.created_at(), line));
     }
-    Ok(lines)
+    for call in storage.fetch_tool_calls(&ctx).await? {
+        let result = match call.results() {
+            Some(ToolCallResults::Text(text)) => text.render(),
+            _ => "(no result)".to_owned(),
+        };
+        let args = serde_json::Value::Object(call.args().clone());
+        let line = format!("{:>9}: {}({args}) -> {result}", "tool", call.tool());
+        lines.push((call.created_at(), line));
+    }
+    // Stable: records created at the same instant keep storage order, messages first.
+    lines.sort_by_key(|(created_at, _)| *created_at);
+    Ok(lines.into_iter().map(|(_, line)| line).collect())
 }
 
 /// Runs one conversation of [`QUESTIONS`] with `model` and returns the transcript read back
