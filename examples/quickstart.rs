@@ -53,6 +53,8 @@ pub struct Options {
     pub data_dir: PathBuf,
     /// Forget the conversation before starting.
     pub reset: bool,
+    /// Use a throw-away folder, removed when the run ends.
+    pub quick: bool,
 }
 
 impl Options {
@@ -64,11 +66,14 @@ impl Options {
         let data_dir = if quick {
             std::env::temp_dir().join(format!("adk-quickstart-{}", std::process::id()))
         } else {
-            PathBuf::from("examples-data")
+            // Beside the workspace's Cargo.toml wherever the command runs from (.gitignore has it).
+            let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            manifest.parent().unwrap_or(manifest).join("examples-data")
         };
         Self {
             data_dir,
             reset: args.iter().any(|arg| arg == "--reset"),
+            quick,
         }
     }
 }
@@ -405,14 +410,12 @@ fn main() -> Result<(), BoxError> {
         .with_target(false)
         .with_env_filter(filter)
         .init();
-    let quick = std::env::args().any(|arg| arg == "--quick")
-        || std::env::var_os("ADK_EXAMPLE_QUICK").is_some();
     let options = Options::from_args();
     let ran = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
         .block_on(async { run(&options, choose_model()?).await });
-    if quick {
+    if options.quick {
         // The quick mode's folder is private to this process; keep nothing behind.
         let _ = std::fs::remove_dir_all(&options.data_dir);
     }

@@ -43,6 +43,7 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
     let mut options = quickstart::Options {
         data_dir: data.path().to_owned(),
         reset: false,
+        quick: false,
     };
     let model = || Arc::new(ScriptedModel::new());
 
