@@ -101,13 +101,16 @@ impl OpenAiExecutor {
     async fn answer(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
         let body = chat_request(ctx, &self.config);
         let prefix = format!("{}-{}", ctx.id(), ctx.iteration());
+        let count = |field: &str| body[field].as_array().map_or(0, Vec::len);
         ctx.log(
             LogLevel::Debug,
             "openai.request",
             format!("asking {} at {}", self.config.model, self.config.endpoint()),
-            Some(Value::from(
-                body["messages"].as_array().map_or(0, Vec::len) as u64
-            )),
+            Some(serde_json::json!({
+                "model": self.config.model,
+                "messages": count("messages"),
+                "tools": count("tools"),
+            })),
         );
         let started = Instant::now();
         let answer = self.stream(ctx, &body, &prefix).await?;
@@ -189,6 +192,37 @@ impl OpenAiExecutor {
                 status: status.as_u16(),
                 message,
                 body: text,
+            }
+            .into());
+        }
+
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim_start().starts_with("application/json"));
+        if is_json {
+            // A server that ignored `stream: true`, or reported an error with a 200 status.
+            let text = tokio::time::timeout(self.config.stream_idle_timeout, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            let reported = serde_json::from_str::<Value>(&text)
+                .ok()
+                .filter(|value| value.get("error").is_some())
+                .and_then(|value| error_message(&value));
+            return Err(match reported {
+                Some(message) => OpenAiError::StreamedError {
+                    message,
+                    data: text,
+                },
+                None => OpenAiError::MalformedStream {
+                    reason: "the server answered with one JSON body instead of an event stream; \
+                             check that it supports `stream: true`"
+                        .to_owned(),
+                    data: text,
+                },
             }
             .into());
         }

@@ -32,7 +32,7 @@
 //!     .turn_input(from_fn(|ctx: &mut TurnContext, next| {
 //!         Box::pin(async move {
 //!             ctx.store_message(Message::user("m-1", "What is 2 + 2?")?).await?;
-//!             next.run(ctx).await;
+//!             let _downstream = next.run(ctx).await;
 //!             Ok::<(), BoxError>(())
 //!         })
 //!     }))

@@ -157,3 +157,59 @@ fn result_text(call: &ToolCall) -> String {
         text
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+mod tests {
+    use super::*;
+    use crate::primitives::Timestamp;
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + second).unwrap()
+    }
+
+    #[test]
+    fn calls_join_the_assistant_text_before_them_and_pending_calls_are_left_out() {
+        let messages = [
+            Message::user("m-1", "Oslo?")
+                .unwrap()
+                .with_created_at(at(0)),
+            Message::assistant("m-2", "Checking.")
+                .unwrap()
+                .with_created_at(at(1)),
+            Message::assistant("m-3", "Done.")
+                .unwrap()
+                .with_created_at(at(5)),
+        ];
+        let tool_calls = [
+            ToolCall::new("t-1", "forecast", json!({"city": "Oslo"}))
+                .unwrap()
+                .with_created_at(at(1))
+                .complete("sunny"),
+            ToolCall::new("t-2", "forecast", json!({"city": "Mars"}))
+                .unwrap()
+                .with_created_at(at(2))
+                .fail("unknown city"),
+            ToolCall::new("t-3", "forecast", json!({"city": "Bergen"}))
+                .unwrap()
+                .with_created_at(at(3)),
+        ];
+        let mut out = Vec::new();
+        conversation(&messages, &tool_calls, &mut out);
+        let call = |id: &str, city: &str| {
+            json!({"id": id, "type": "function", "function": {
+                "name": "forecast", "arguments": json!({"city": city}).to_string()}})
+        };
+        assert_eq!(
+            Value::Array(out),
+            json!([
+                {"role": "user", "content": "Oslo?"},
+                {"role": "assistant", "content": "Checking.",
+                 "tool_calls": [call("call_1", "Oslo"), call("call_2", "Mars")]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+                {"role": "tool", "tool_call_id": "call_2", "content": "Error: unknown city"},
+                {"role": "assistant", "content": "Done."},
+            ])
+        );
+    }
+}
