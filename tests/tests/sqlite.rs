@@ -54,6 +54,16 @@ async fn the_conformance_suite_passes_with_every_primitive_persisted() {
     assert!(report.accepted_only().is_empty());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conformance_suite_passes_against_an_in_memory_database() {
+    let storage = SqliteStorage::in_memory().await.unwrap();
+    Conformance::new(storage)
+        .persists_all(Primitive::ALL)
+        .run()
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+}
+
 /// Stores three records of one primitive, mutates the middle one, deletes it, and checks the
 /// fetched keys after each step; `make(key, revision)` builds the records.
 async fn round_trip<Record, Make, Key>(

@@ -294,8 +294,7 @@ impl BlobSource {
     }
 
     fn chunk_stream(&self) -> ByteStream {
-        let workers = Arc::clone(&self.workers);
-        let source = Self::new(Arc::clone(&workers), self.conduit, self.id.clone());
+        let source = Self::new(Arc::clone(&self.workers), self.conduit, self.id.clone());
         // State: the blob's key and chunk count once looked up, and the next chunk to read.
         let start: Option<(i64, i64)> = None;
         let stream = futures_util::stream::try_unfold(
@@ -305,8 +304,8 @@ impl BlobSource {
                     Some(found) => found,
                     None => match source.current().await {
                         Ok(Some((key, _, chunk_count))) => (key, chunk_count),
-                        Ok(None) => return Err(source.missing().into_io_error()),
-                        Err(error) => return Err(source.failure(error).into_io_error()),
+                        Ok(None) => return Err(source.missing().into_io()),
+                        Err(error) => return Err(source.failure(error).into_io()),
                     },
                 };
                 if next >= chunk_count {
@@ -332,26 +331,12 @@ impl BlobSource {
                         (source, Some((key, chunk_count)), next + 1),
                     ))),
                     // Rewritten or deleted while this stream was reading it.
-                    Ok(None) => Err(source.missing().into_io_error()),
-                    Err(error) => Err(source.failure(error).into_io_error()),
+                    Ok(None) => Err(source.missing().into_io()),
+                    Err(error) => Err(source.failure(error).into_io()),
                 }
             },
         );
         Box::pin(stream)
-    }
-}
-
-trait IntoIoError {
-    fn into_io_error(self) -> std::io::Error;
-}
-
-impl IntoIoError for ByteStoreError {
-    fn into_io_error(self) -> std::io::Error {
-        let kind = match self {
-            ByteStoreError::Missing { .. } => std::io::ErrorKind::NotFound,
-            _ => std::io::ErrorKind::Other,
-        };
-        std::io::Error::new(kind, self)
     }
 }
 

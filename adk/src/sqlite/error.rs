@@ -87,10 +87,18 @@ pub enum SqliteError {
         source: std::io::Error,
     },
     /// A thread owning a connection has stopped, so the call could not be carried out.
-    #[error(
-        "the SQLite thread `{name}` has stopped (a previous call panicked); open the database again"
-    )]
+    #[error("the SQLite thread `{name}` has stopped; open the database again")]
     WorkerStopped {
+        /// The thread's name.
+        name: &'static str,
+    },
+    /// The call panicked on the thread owning the connection; any transaction it opened was
+    /// rolled back.
+    #[error(
+        "a call on the SQLite thread `{name}` panicked and was rolled back; this is a bug in adk, \
+         please report it"
+    )]
+    CallPanicked {
         /// The thread's name.
         name: &'static str,
     },

@@ -36,6 +36,7 @@
 //! than retrying on lock errors. WAL mode lets the readers run while the writer writes. A
 //! streamed byte write keeps the writer's transaction open until its last chunk, so other
 //! writes wait for it; a stream must therefore not wait on another write to the same database.
+//! [`SqliteStorage::in_memory`] has no file for readers to share, so its one thread does both.
 //! Cancelling the turn ends a stalled stream's write (rolled back, [`StorageError::Cancelled`])
 //! and frees the writer.
 //!
@@ -180,7 +181,37 @@ impl SqliteStorage {
         })
     }
 
-    /// The database file this storage writes to.
+    /// A fresh database that lives in memory only, for tests and throw-away runs: nothing
+    /// survives the last clone being dropped. One thread serves both reads and writes, so a
+    /// streamed byte write must not wait on a read from this same storage.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] when SQLite cannot create the database or its thread cannot
+    /// start.
+    ///
+    /// ```
+    /// use adk::primitives::Memory;
+    /// use adk::sqlite::SqliteStorage;
+    /// use adk::storage::{StorageAdapter, StorageContext};
+    ///
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// let storage = SqliteStorage::in_memory().await?;
+    /// let ctx = StorageContext::new("c");
+    /// storage.store_memory(&ctx, Memory::new("likes-tea", "The user likes tea.", 0.5, 0.5)?).await?;
+    /// assert_eq!(storage.fetch_memories(&ctx).await?.len(), 1);
+    /// assert_eq!(storage.path(), std::path::Path::new(":memory:"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn in_memory() -> Result<Self, StorageError> {
+        Ok(Self {
+            workers: Workers::start_in_memory().await?,
+            path: Arc::new(PathBuf::from(":memory:")),
+        })
+    }
+
+    /// The database file this storage writes to (`:memory:` for [`in_memory`](Self::in_memory)).
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), adk::storage::StorageError> {

@@ -51,6 +51,17 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StorageError> {
     Ok(connection)
 }
 
+/// A private in-memory database: no file, no WAL, one connection that both writes and reads.
+pub(super) fn open_in_memory() -> Result<Connection, StorageError> {
+    let mut connection =
+        Connection::open_in_memory().map_err(backend("opening an in-memory database"))?;
+    connection
+        .pragma_update(None, "foreign_keys", "ON")
+        .map_err(backend("enabling foreign keys"))?;
+    migrate(&mut connection, Path::new(":memory:"))?;
+    Ok(connection)
+}
+
 pub(super) fn open_reader(path: &Path) -> Result<Connection, StorageError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX

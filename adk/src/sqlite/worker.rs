@@ -45,7 +45,11 @@ impl Worker {
                     }
                 };
                 for job in receiver {
-                    job(&mut connection);
+                    // A panicking job loses only its own answer (its caller gets an error, and an
+                    // open transaction rolls back as it unwinds); the thread serves the next job.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        job(&mut connection);
+                    }));
                 }
             })
             .map_err(|source| StorageError::backend(SqliteError::ThreadStart { name, source }))?;
@@ -67,9 +71,12 @@ impl Worker {
         let job: Job = Box::new(move |connection| {
             let _ = reply.send(work(connection));
         });
-        let stopped = || StorageError::backend(SqliteError::WorkerStopped { name: self.name });
-        self.jobs.send(job).map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        self.jobs
+            .send(job)
+            .map_err(|_| StorageError::backend(SqliteError::WorkerStopped { name: self.name }))?;
+        answer
+            .await
+            .map_err(|_| StorageError::backend(SqliteError::CallPanicked { name: self.name }))?
     }
 }
 
@@ -103,6 +110,16 @@ impl Workers {
         Ok(Arc::new(Self {
             writer,
             readers,
+            next_reader: AtomicUsize::new(0),
+        }))
+    }
+
+    /// A private in-memory database served by the writer alone (its readers could not see it).
+    pub(super) async fn start_in_memory() -> Result<Arc<Self>, StorageError> {
+        let writer = Worker::start("adk-sqlite-memory", super::schema::open_in_memory).await?;
+        Ok(Arc::new(Self {
+            writer,
+            readers: Vec::new(),
             next_reader: AtomicUsize::new(0),
         }))
     }
