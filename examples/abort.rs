@@ -9,6 +9,7 @@
 //! cargo run --example abort
 //! ```
 
+use std::io::Write;
 use std::time::Duration;
 
 use adk::TurnRunner;
@@ -43,7 +44,6 @@ impl Executor for SlowModel {
                 }
                 let content = ctx.report_message("answer-1", word, index + 1 == words.len())?;
                 print!("{}", content.delta);
-                use std::io::Write;
                 // A failed flush only delays the words.
                 let _ = std::io::stdout().flush();
             }
