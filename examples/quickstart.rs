@@ -1,4 +1,424 @@
-//! The main job. Until the runner lands this shows the stash at work.
-fn main() {
-    println!("adk quickstart: the runtime is being built; see README.md");
+//! The main job: a short conversation through the full runtime.
+//!
+//! The conversation is kept in `examples-data/quickstart.sqlite3` ([`SqliteStorage`]). Each user
+//! message is one turn: a `turn_input` middleware loads the conversation's history
+//! from storage and stores the new message, a `dispatch_input` middleware spends a budget kept in
+//! the stash under typed keys, and the model (the deterministic [`ScriptedModel`] unless
+//! `ADK_OPENAI_BASE_URL` names a server) calls a tool in one iteration and answers in the next.
+//! Events are printed through `tracing`; the transcript at the end is read back from storage.
+//!
+//! ```sh
+//! cargo run --example quickstart            # run it twice: the second run remembers the first
+//! cargo run --example quickstart -- --reset # start the conversation over
+//! cargo run --example quickstart -- --quick # a throw-away data folder
+//! ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features adk/openai
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use adk::context::{RawTurnContext, TurnContext};
+use adk::dispatch::{Executor, ScriptedModel};
+use adk::events::{Event, LogLevel};
+use adk::pipeline::{BoxError, Next};
+use adk::primitives::{Message, Role, Tool, ToolCallResults, ToolError};
+use adk::sqlite::SqliteStorage;
+use adk::storage::{SharedStorage, StorageContext};
+use adk::{DispatchContext, TurnRunner};
+use serde::Deserialize;
+
+/// The conversation every run continues.
+pub const CONVERSATION: &str = "quickstart";
+
+/// What one run asks, one turn per message.
+pub const QUESTIONS: [&str; 3] = [
+    "What is the weather in Oslo?",
+    "What is 12 * (3 + 4)?",
+    "What do you remember?",
+];
+
+adk::stash_keys! {
+    /// The text of the user message this turn answers, given by the caller.
+    pub USER_TEXT: "quickstart.input.text" => String,
+    /// How many model iterations a turn may spend.
+    pub BUDGET_LIMIT: "quickstart.budget.limit" => u32,
+    /// How many model iterations the turn has spent.
+    pub BUDGET_USED: "quickstart.budget.used" => u32,
+}
+
+/// How the example runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where the conversation is kept between runs.
+    pub data_dir: PathBuf,
+    /// Forget the conversation before starting.
+    pub reset: bool,
+    /// Use a throw-away folder, removed when the run ends.
+    pub quick: bool,
+}
+
+impl Options {
+    /// Reads `--reset` and `--quick` from the command line.
+    pub fn from_args() -> Self {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let quick = args.iter().any(|arg| arg == "--quick")
+            || std::env::var_os("ADK_EXAMPLE_QUICK").is_some();
+        let data_dir = if quick {
+            std::env::temp_dir().join(format!("adk-quickstart-{}", std::process::id()))
+        } else {
+            // Beside the workspace's Cargo.toml wherever the command runs from (.gitignore has it).
+            let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            manifest.parent().unwrap_or(manifest).join("examples-data")
+        };
+        Self {
+            data_dir,
+            reset: args.iter().any(|arg| arg == "--reset"),
+            quick,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Middleware
+
+/// Loads the conversation so far into the turn, then stores the caller's new message.
+#[adk::middleware(pipeline = turn_input)]
+pub async fn load_history(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    let history = ctx.fetch_messages().await?;
+    let earlier_questions = history
+        .iter()
+        .filter(|message| message.role() == Role::User)
+        .count();
+    ctx.messages.extend(history);
+    let tool_calls = ctx.fetch_tool_calls().await?;
+    ctx.tool_calls.extend(tool_calls);
+
+    let text = ctx
+        .stash
+        .get(USER_TEXT)?
+        .ok_or("the caller gave no user text under `quickstart.input.text`")?;
+    let id = format!("user-{}", earlier_questions + 1);
+    ctx.store_message(Message::user(id, text)?).await?;
+    // Nothing to undo afterwards: the message is stored whether or not the model answers.
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+/// Counts model iterations against the budget in the stash; refuses the dispatch when spent.
+#[adk::middleware(pipeline = dispatch_input)]
+pub async fn enforce_budget(
+    ctx: &mut DispatchContext,
+    next: Next<'_, DispatchContext>,
+) -> Result<(), BoxError> {
+    let limit = ctx.stash.get(BUDGET_LIMIT)?.unwrap_or(4);
+    let used = ctx.stash.get(BUDGET_USED)?.unwrap_or(0) + 1;
+    if used > limit {
+        ctx.nack(format!(
+            "the turn spent its budget of {limit} model iterations"
+        ))?;
+    } else {
+        ctx.stash.set(BUDGET_USED, used)?;
+        ctx.log(
+            LogLevel::Info,
+            "budget",
+            format!("model iteration {used} of {limit}"),
+            None,
+        );
+    }
+    // A nack lets this pipeline finish, then ends the dispatch; there is no post-step.
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct WeatherArgs {
+    /// The city.
+    city: String,
+}
+
+/// Made-up weather, the same for a city every time, so the example is reproducible.
+pub fn weather() -> Result<Tool, BoxError> {
+    Ok(Tool::typed::<WeatherArgs>("weather")
+        .description("Today's weather in a city.")
+        .handler(|args: WeatherArgs, _invocation| async move {
+            let conditions = ["sunny", "cloudy", "rainy", "windy"];
+            let index = args.city.bytes().map(usize::from).sum::<usize>() % conditions.len();
+            Ok(format!("{} is {} today", args.city, conditions[index]))
+        })
+        .build()?)
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct CalculatorArgs {
+    /// Arithmetic with + - * / and parentheses.
+    expression: String,
+}
+
+/// Evaluates arithmetic.
+pub fn calculator() -> Result<Tool, BoxError> {
+    Ok(Tool::typed::<CalculatorArgs>("calculator")
+        .description("Evaluates arithmetic with + - * / and parentheses.")
+        .handler(|args: CalculatorArgs, _invocation| async move {
+            let value = evaluate(&args.expression).map_err(ToolError::new)?;
+            Ok(format!("{} = {value}", args.expression))
+        })
+        .build()?)
+}
+
+/// `expression := term (('+' | '-') term)*`, `term := factor (('*' | '/') factor)*`,
+/// `factor := number | '(' expression ')' | '-' factor`.
+fn evaluate(expression: &str) -> Result<f64, String> {
+    let tokens: Vec<char> = expression.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut position = 0;
+    let value = sum(&tokens, &mut position)?;
+    match tokens.get(position) {
+        None => Ok(value),
+        Some(unexpected) => Err(format!("unexpected `{unexpected}` in `{expression}`")),
+    }
+}
+
+fn sum(tokens: &[char], position: &mut usize) -> Result<f64, String> {
+    let mut value = product(tokens, position)?;
+    while let Some(&operator) = tokens.get(*position).filter(|c| matches!(c, '+' | '-')) {
+        *position += 1;
+        let right = product(tokens, position)?;
+        value = if operator == '+' {
+            value + right
+        } else {
+            value - right
+        };
+    }
+    Ok(value)
+}
+
+fn product(tokens: &[char], position: &mut usize) -> Result<f64, String> {
+    let mut value = factor(tokens, position)?;
+    while let Some(&operator) = tokens.get(*position).filter(|c| matches!(c, '*' | '/')) {
+        *position += 1;
+        let right = factor(tokens, position)?;
+        value = if operator == '*' {
+            value * right
+        } else {
+            value / right
+        };
+    }
+    Ok(value)
+}
+
+fn factor(tokens: &[char], position: &mut usize) -> Result<f64, String> {
+    match tokens.get(*position) {
+        Some('(') => {
+            *position += 1;
+            let value = sum(tokens, position)?;
+            if tokens.get(*position) != Some(&')') {
+                return Err("a `(` is never closed".to_owned());
+            }
+            *position += 1;
+            Ok(value)
+        }
+        Some('-') => {
+            *position += 1;
+            Ok(-factor(tokens, position)?)
+        }
+        _ => {
+            let start = *position;
+            while tokens
+                .get(*position)
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+            {
+                *position += 1;
+            }
+            let number: String = tokens[start..*position].iter().collect();
+            number
+                .parse()
+                .map_err(|_| format!("expected a number at position {start}"))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Storage
+
+/// The database file the conversation is kept in.
+pub fn database_path(options: &Options) -> PathBuf {
+    options.data_dir.join("quickstart.sqlite3")
+}
+
+/// Opens (or creates) the conversation's SQLite database under `options.data_dir`.
+pub async fn open_storage(options: &Options) -> Result<SharedStorage, BoxError> {
+    std::fs::create_dir_all(&options.data_dir)?;
+    let path = database_path(options);
+    let storage = SqliteStorage::open(&path).await?;
+    println!(
+        "storage: {} (run again to continue the conversation; --reset starts over)",
+        path.display()
+    );
+    Ok(SharedStorage::new(storage))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conversation
+
+/// The model: an OpenAI-compatible server when `ADK_OPENAI_BASE_URL` names one (and adk was built
+/// with its `openai` feature), the deterministic scripted model otherwise.
+pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
+    #[cfg(feature = "openai")]
+    if let Some(config) = adk::openai::OpenAiConfig::from_env()? {
+        println!("model: `{}` at {}", config.model, config.endpoint());
+        return Ok(Arc::new(adk::openai::OpenAiExecutor::new(config)?));
+    }
+    #[cfg(not(feature = "openai"))]
+    if std::env::var_os("ADK_OPENAI_BASE_URL").is_some() {
+        return Err(
+            "`ADK_OPENAI_BASE_URL` is set, but adk was built without its `openai` \
+                    feature; run `cargo run --example quickstart --features adk/openai`, or \
+                    unset it to use the scripted model"
+                .into(),
+        );
+    }
+    println!("model: the scripted model (set ADK_OPENAI_BASE_URL to use a real one)");
+    Ok(Arc::new(ScriptedModel::new()))
+}
+
+/// One line per record: what was said and which tools ran, in the order they were created.
+pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError> {
+    let ctx = StorageContext::new(CONVERSATION);
+    let mut lines = Vec::new();
+    for message in storage.fetch_messages(&ctx).await? {
+        let text = message
+            .content()
+            .map(|content| content.render())
+            .unwrap_or_default();
+        let line = format!("{:>9}: {text}", message.role().as_str());
+        lines.push((message.created_at(), line));
+    }
+    for call in storage.fetch_tool_calls(&ctx).await? {
+        let result = match call.results() {
+            Some(ToolCallResults::Text(text)) => text.render(),
+            _ => "(no result)".to_owned(),
+        };
+        let args = serde_json::Value::Object(call.args().clone());
+        let line = format!("{:>9}: {}({args}) -> {result}", "tool", call.tool());
+        lines.push((call.created_at(), line));
+    }
+    // Stable: records created at the same instant keep storage order, messages first.
+    lines.sort_by_key(|(created_at, _)| *created_at);
+    Ok(lines.into_iter().map(|(_, line)| line).collect())
+}
+
+/// Runs one conversation of [`QUESTIONS`] with `model` and returns the transcript read back
+/// from storage.
+pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<String>, BoxError> {
+    if options.reset {
+        let database = database_path(options);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = database.clone().into_os_string();
+            file.push(suffix);
+            match std::fs::remove_file(&file) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(error.into());
+                }
+                _ => {}
+            }
+        }
+        println!("reset: forgot the conversation in {}", database.display());
+    }
+    let storage = open_storage(options).await?;
+    let earlier = storage
+        .fetch_messages(&StorageContext::new(CONVERSATION))
+        .await?
+        .len();
+    if earlier == 0 {
+        println!("a new conversation");
+    } else {
+        println!("continuing the conversation: {earlier} messages from earlier runs loaded");
+    }
+    let runner = TurnRunner::builder()
+        .shared_storage(storage.clone())
+        .executor(model)
+        .tool(weather()?)
+        .tool(calculator()?)
+        .turn_input(load_history)
+        .dispatch_input(enforce_budget)
+        .observe(show_progress)
+        .build();
+
+    for question in QUESTIONS {
+        println!("\n> {question}");
+        let raw = RawTurnContext::new(CONVERSATION, "You are a helpful assistant.").stash(
+            serde_json::json!({
+                "quickstart": { "input": { "text": question }, "budget": { "limit": 3 } }
+            }),
+        );
+        let outcome = runner.run(raw).await?;
+        if !outcome.is_completed() {
+            return Err(format!("the turn did not complete: {:?}", outcome.status).into());
+        }
+    }
+
+    let lines = transcript(&storage).await?;
+    println!("\ntranscript of `{CONVERSATION}`, read back from storage:");
+    for line in &lines {
+        println!("{line}");
+    }
+    Ok(lines)
+}
+
+/// Prints the assistant's answer as it streams, word by word, and each tool call as it is
+/// announced and finished.
+fn show_progress(event: &Event) {
+    use std::io::Write;
+    match event {
+        Event::Message(content) => {
+            if content.full == content.delta {
+                print!("< ");
+            }
+            print!("{}", content.delta);
+            if content.is_complete {
+                println!();
+            }
+        }
+        Event::ToolCall(call) => {
+            let state = match (&call.results, call.is_error) {
+                (None, _) => "requested".to_owned(),
+                (Some(results), false) => format!("returned {results}"),
+                (Some(results), true) => format!("failed: {results}"),
+            };
+            println!(
+                "  tool call {} {}({}) {state}",
+                call.id, call.tool, call.args
+            );
+        }
+        _ => {}
+    }
+    // A failed flush only delays the words; the next line break prints them.
+    let _ = std::io::stdout().flush();
+}
+
+fn main() -> Result<(), BoxError> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("adk::events=debug"));
+    tracing_subscriber::fmt()
+        .compact()
+        .without_time()
+        .with_target(false)
+        .with_env_filter(filter)
+        .init();
+    let options = Options::from_args();
+    let ran = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(async { run(&options, choose_model()?).await });
+    if options.quick {
+        // The quick mode's folder is private to this process; keep nothing behind.
+        let _ = std::fs::remove_dir_all(&options.data_dir);
+    }
+    ran?;
+    Ok(())
 }

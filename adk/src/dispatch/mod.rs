@@ -11,6 +11,7 @@
 
 mod executor;
 mod helpers;
+mod scripted;
 mod tools;
 
 use std::panic::AssertUnwindSafe;
@@ -20,6 +21,7 @@ use futures_util::FutureExt;
 pub use executor::{Executor, ExecutorFn, executor_fn};
 pub(crate) use helpers::Streams;
 pub use helpers::{ReportError, ToolCallUpdate};
+pub use scripted::{ScriptedModel, ScriptedModelError};
 pub use tools::ToolExecutionError;
 
 use crate::context::{DispatchContext, Signal, TurnContext};

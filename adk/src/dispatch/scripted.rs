@@ -1,0 +1,297 @@
+//! A deterministic stand-in for a model, for examples and tests: no network, no randomness.
+
+use serde_json::{Value, json};
+
+use crate::context::DispatchContext;
+use crate::dispatch::{Executor, ToolCallUpdate};
+use crate::pipeline::{BoxError, BoxFuture};
+use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
+
+/// A deterministic stand-in for a model, for examples and tests.
+///
+/// It answers the last user message in the dispatch by fixed rules, so the same conversation
+/// always produces the same records and events:
+///
+/// 1. If the message asks for something a tool in `ctx.tools` provides, the first iteration
+///    calls that tool: it announces the call (`ctx.report_tool_call`), stores it
+///    (`ctx.store_tool_call`), runs it (`ctx.execute_tool`), then stores the result
+///    (`ctx.mutate_tool_call`) and returns without acknowledging, so the loop runs again.
+///    - the words "time" or "clock" call `clock` with `{}`;
+///    - "weather" or "forecast" call `weather` with `{"city": ..}`, the word after "in"
+///      (or `"here"`);
+///    - an arithmetic expression such as `12 * (3 + 4)` calls `calculator` with
+///      `{"expression": ..}`.
+/// 2. Otherwise (or in the next iteration) it answers: from the tool's result when it called one,
+///    by listing the user's earlier messages when asked what it "remembers", or by repeating the
+///    message. The answer is streamed word by word through `ctx.report_message`, stored with
+///    `ctx.store_message`, and the dispatch is acknowledged with `ctx.ack()`.
+///
+/// Record ids derive from the user message's id (`{id}-call-1`, `{id}-reply`), so they are
+/// unique whenever user message ids are.
+///
+/// ```
+/// use adk::TurnRunner;
+/// use adk::context::{RawTurnContext, TurnContext};
+/// use adk::dispatch::ScriptedModel;
+/// use adk::pipeline::{BoxError, Next};
+/// use adk::primitives::{Message, Tool};
+/// use adk::storage::NoopStorage;
+///
+/// #[adk::middleware(pipeline = turn_input)]
+/// async fn ask(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+///     ctx.store_message(Message::user("q1", "What is 6 * 7?")?).await?;
+///     let _ = next.run(ctx).await;
+///     Ok(())
+/// }
+///
+/// let calculator = Tool::builder("calculator")
+///     .description("Evaluates arithmetic.")
+///     .handler(|_args: serde_json::Value, _invocation| async { Ok("42".to_owned()) })
+///     .build()?;
+/// let runner = TurnRunner::builder()
+///     .storage(NoopStorage::new())
+///     .executor(ScriptedModel::new())
+///     .tool(calculator)
+///     .turn_input(ask)
+///     .build();
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+/// let outcome = runner.run(RawTurnContext::new("conversation-1", "You are helpful.")).await?;
+/// let reply = outcome.context.messages.get("q1-reply").and_then(Message::content);
+/// assert_eq!(reply.map(ToString::to_string).as_deref(), Some("The calculator tool says: 42."));
+/// # Ok::<(), BoxError>(())
+/// # })?;
+/// # Ok::<(), BoxError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScriptedModel;
+
+impl ScriptedModel {
+    /// The scripted model; it has no settings.
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+/// Why the scripted model could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScriptedModelError {
+    /// The dispatch held no user message to answer.
+    #[error(
+        "the scripted model found no user message with text in the dispatch; add one before the \
+         dispatch, e.g. `ctx.store_message(Message::user(id, text)?)` in a `turn_input` middleware"
+    )]
+    NoUserMessage,
+}
+
+impl Executor for ScriptedModel {
+    fn execute<'a>(&'a self, ctx: &'a mut DispatchContext) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            let (question_id, question) = last_user_message(ctx)?;
+            let call_prefix = format!("{question_id}-call-");
+            let earlier_calls: Vec<ToolCall> = ctx
+                .tool_calls
+                .iter()
+                .filter(|call| call.id().starts_with(&call_prefix))
+                .cloned()
+                .collect();
+            if earlier_calls.is_empty()
+                && let Some((tool, args)) = choose_tool(&question, ctx)
+            {
+                return call_tool(ctx, format!("{call_prefix}1"), tool, args).await;
+            }
+            let reply = compose_reply(ctx, &question_id, &question, &earlier_calls);
+            let reply_id = format!("{question_id}-reply");
+            stream_words(ctx, &reply_id, &reply)?;
+            ctx.store_message(Message::assistant(reply_id, reply)?)
+                .await?;
+            ctx.ack()?;
+            Ok(())
+        })
+    }
+}
+
+fn last_user_message(ctx: &DispatchContext) -> Result<(String, String), ScriptedModelError> {
+    ctx.messages
+        .iter()
+        .rev()
+        .filter(|message| message.role() == Role::User)
+        .find_map(|message| {
+            let text = message.content()?.render();
+            Some((message.id().to_owned(), text))
+        })
+        .ok_or(ScriptedModelError::NoUserMessage)
+}
+
+/// Lower-cased words of `text`, split on everything that is not a letter, digit or apostrophe.
+fn words(text: &str) -> Vec<String> {
+    text.split(|character: char| !(character.is_alphanumeric() || character == '\''))
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn choose_tool(question: &str, ctx: &DispatchContext) -> Option<(&'static str, Value)> {
+    let available = |name: &str| ctx.tools.contains(name) && !ctx.tools.is_hidden(name);
+    let words = words(question);
+    let mentions =
+        |candidates: &[&str]| words.iter().any(|word| candidates.contains(&word.as_str()));
+    if mentions(&["weather", "forecast"]) && available("weather") {
+        return Some(("weather", json!({ "city": city_in(question) })));
+    }
+    if mentions(&["time", "clock"]) && available("clock") {
+        return Some(("clock", json!({})));
+    }
+    if let Some(expression) = arithmetic_in(question)
+        && available("calculator")
+    {
+        return Some(("calculator", json!({ "expression": expression })));
+    }
+    None
+}
+
+/// The word after "in", without punctuation: "weather in Oslo?" → "Oslo".
+fn city_in(question: &str) -> String {
+    let mut tokens = question.split_whitespace();
+    while let Some(token) = tokens.next() {
+        if token.eq_ignore_ascii_case("in")
+            && let Some(city) = tokens.next()
+        {
+            let city = city.trim_matches(|character: char| !character.is_alphanumeric());
+            if !city.is_empty() {
+                return city.to_owned();
+            }
+        }
+    }
+    "here".to_owned()
+}
+
+/// The longest run of digits, operators, parentheses and spaces holding a digit and an operator.
+fn arithmetic_in(question: &str) -> Option<String> {
+    let is_arithmetic =
+        |character: char| character.is_ascii_digit() || "+-*/(). ".contains(character);
+    question
+        .split(|character: char| !is_arithmetic(character))
+        .map(str::trim)
+        .filter(|run| {
+            run.chars().any(|character| character.is_ascii_digit())
+                && run.chars().any(|character| "+-*/".contains(character))
+        })
+        .max_by_key(|run| run.len())
+        .map(str::to_owned)
+}
+
+async fn call_tool(
+    ctx: &mut DispatchContext,
+    id: String,
+    tool: &str,
+    args: Value,
+) -> Result<(), BoxError> {
+    ctx.report_tool_call(&id, ToolCallUpdate::new().tool(tool).args(args.clone()))?;
+    let call = ToolCall::new(id.clone(), tool, args)?;
+    ctx.store_tool_call(call.clone()).await?;
+    let finished = match ctx.execute_tool(&call).await {
+        Ok(output) => call.complete(describe_output(output)),
+        Err(error) => call.fail(error.to_string()),
+    };
+    let mut update = ToolCallUpdate::new()
+        .results(Value::String(result_text(&finished)))
+        .complete();
+    if finished.is_error() {
+        update = update.error();
+    }
+    ctx.report_tool_call(&id, update)?;
+    ctx.mutate_tool_call(finished).await?;
+    Ok(())
+}
+
+fn describe_output(output: ToolOutput) -> String {
+    match output {
+        ToolOutput::Text(text) => text,
+        ToolOutput::Bytes(bytes) => format!("{} bytes", bytes.len()),
+        ToolOutput::Artifact(_) => "an artifact".to_owned(),
+        ToolOutput::Media(media) => format!("{} media attachments", media.len()),
+    }
+}
+
+fn result_text(call: &ToolCall) -> String {
+    match call.results() {
+        Some(ToolCallResults::Text(text)) => text.render(),
+        Some(_) => "a non-text result".to_owned(),
+        None => "nothing".to_owned(),
+    }
+}
+
+fn compose_reply(
+    ctx: &DispatchContext,
+    question_id: &str,
+    question: &str,
+    calls: &[ToolCall],
+) -> String {
+    if let Some(call) = calls.last() {
+        let verb = if call.is_error() { "failed" } else { "says" };
+        return format!("The {} tool {verb}: {}.", call.tool(), result_text(call));
+    }
+    let words = words(question);
+    if words
+        .iter()
+        .any(|word| ["remember", "earlier", "before"].contains(&word.as_str()))
+    {
+        let earlier: Vec<String> = ctx
+            .messages
+            .iter()
+            .filter(|message| message.role() == Role::User && message.id() != question_id)
+            .filter_map(|message| Some(format!("\"{}\"", message.content()?.render())))
+            .collect();
+        return if earlier.is_empty() {
+            "This is the first thing you have told me.".to_owned()
+        } else {
+            format!("Earlier you said: {}.", earlier.join(", "))
+        };
+    }
+    if words
+        .first()
+        .is_some_and(|word| ["hello", "hi", "hey"].contains(&word.as_str()))
+    {
+        return "Hello! I am a scripted model: ask me the time, the weather in a city, or a sum \
+                like 2 + 3."
+            .to_owned();
+    }
+    format!("You said \"{question}\".")
+}
+
+fn stream_words(ctx: &mut DispatchContext, id: &str, reply: &str) -> Result<(), BoxError> {
+    let chunks: Vec<&str> = reply.split_inclusive(' ').collect();
+    let last = chunks.len().saturating_sub(1);
+    for (index, chunk) in chunks.iter().enumerate() {
+        ctx.report_message(id, chunk, index == last)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_ignore_punctuation_and_case() {
+        assert_eq!(words("What TIME is it?"), ["what", "time", "is", "it"]);
+    }
+
+    #[test]
+    fn the_city_is_the_word_after_in() {
+        assert_eq!(city_in("Weather in Bergen tomorrow?"), "Bergen");
+        assert_eq!(city_in("Weather in Oslo?"), "Oslo");
+        assert_eq!(city_in("What is the weather?"), "here");
+    }
+
+    #[test]
+    fn the_longest_arithmetic_run_is_the_expression() {
+        assert_eq!(
+            arithmetic_in("What is 12 * (3 + 4)?").as_deref(),
+            Some("12 * (3 + 4)")
+        );
+        assert_eq!(arithmetic_in("Room 12 please"), None);
+    }
+}

@@ -1,0 +1,123 @@
+//! Every example runs here, in its quick mode, so none can rot: each example file is compiled
+//! into this test as a module and its `run` is called and its result checked.
+
+#[path = "../../examples/quickstart.rs"]
+#[allow(dead_code)]
+mod quickstart;
+
+#[path = "../../examples/custom_middleware.rs"]
+#[allow(dead_code)]
+mod custom_middleware;
+
+#[path = "../../examples/storage_from_fns.rs"]
+#[allow(dead_code)]
+mod storage_from_fns;
+
+#[path = "../../examples/gate_approval.rs"]
+#[allow(dead_code)]
+mod gate_approval;
+
+#[path = "../../examples/abort.rs"]
+#[allow(dead_code)]
+mod abort;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adk::dispatch::ScriptedModel;
+
+const FIRST_RUN: [&str; 8] = [
+    "     user: What is the weather in Oslo?",
+    r#"     tool: weather({"city":"Oslo"}) -> Oslo is cloudy today"#,
+    "assistant: The weather tool says: Oslo is cloudy today.",
+    "     user: What is 12 * (3 + 4)?",
+    r#"     tool: calculator({"expression":"12 * (3 + 4)"}) -> 12 * (3 + 4) = 84"#,
+    "assistant: The calculator tool says: 12 * (3 + 4) = 84.",
+    "     user: What do you remember?",
+    r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from_the_database() {
+    let data = tempfile::tempdir().expect("a temporary folder");
+    let mut options = quickstart::Options {
+        data_dir: data.path().to_owned(),
+        reset: false,
+        quick: false,
+    };
+    let model = || Arc::new(ScriptedModel::new());
+
+    let first = quickstart::run(&options, model())
+        .await
+        .expect("the first run");
+    assert_eq!(first, FIRST_RUN);
+    assert!(quickstart::database_path(&options).is_file());
+
+    let second = quickstart::run(&options, model())
+        .await
+        .expect("the second run");
+    assert_eq!(second.len(), 16, "{second:#?}");
+    assert_eq!(second[..8], FIRST_RUN);
+    assert_eq!(
+        second[15],
+        r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?", "What do you remember?", "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#
+    );
+
+    options.reset = true;
+    let after_reset = quickstart::run(&options, model())
+        .await
+        .expect("the run after --reset");
+    assert_eq!(after_reset, FIRST_RUN);
+}
+
+#[tokio::test]
+async fn custom_middleware_answers_within_budget_and_refuses_past_it() {
+    let results = custom_middleware::run().await.expect("the example runs");
+
+    assert_eq!(
+        results,
+        [
+            r#"budget 2: answered "The calculator tool says: 2 + 2 = 4.""#,
+            "budget 1: refused: budget spent: 1 of 1 model iterations used",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn storage_from_fns_keeps_both_turns_in_the_map() {
+    let lines = storage_from_fns::run().await.expect("the example runs");
+
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert_eq!(lines[0], "user-1 user: Hello there");
+    assert_eq!(lines[2], "user-2 user: What do you remember?");
+    assert_eq!(
+        lines[3],
+        r#"user-2-reply assistant: Earlier you said: "Hello there"."#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gate_approval_answers_when_approved_and_aborts_when_denied() {
+    let approved = gate_approval::run(gate_approval::Decision::Approve)
+        .await
+        .expect("the approved run");
+    let denied = gate_approval::run(gate_approval::Decision::Deny)
+        .await
+        .expect("the denied run");
+
+    assert!(approved.starts_with("answered: Hello!"), "{approved}");
+    assert_eq!(denied, "aborted: the reviewer declined the question");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_cancels_the_turn_mid_stream_and_keeps_nothing() {
+    let (ended, kept) = abort::run(Duration::from_millis(20), Duration::from_millis(70))
+        .await
+        .expect("the example runs");
+
+    assert_eq!(
+        ended,
+        "aborted: the caller's cancellation token was cancelled"
+    );
+    assert_eq!(kept, 0);
+}
