@@ -23,6 +23,7 @@ pub mod dispatch;
 pub mod events;
 pub mod gate;
 pub mod guide;
+pub mod ids;
 #[cfg(feature = "openai")]
 pub mod openai;
 pub mod pipeline;
