@@ -27,6 +27,7 @@ pub mod dispatch;
 pub mod events;
 pub mod gate;
 pub mod guide;
+pub mod ids;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
