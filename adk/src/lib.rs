@@ -32,6 +32,7 @@ pub mod ids;
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
 pub mod pipeline;
+pub mod prelude;
 pub mod primitives;
 pub mod runner;
 #[cfg(feature = "sqlite")]

@@ -100,7 +100,7 @@ impl OpenAiExecutor {
 
     async fn answer(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
         let body = chat_request(ctx, &self.config);
-        let prefix = format!("{}-{}", ctx.id(), ctx.iteration());
+        let prefix = format!("{}-{}", ctx.dispatch_id(), ctx.iteration());
         let count = |field: &str| body[field].as_array().map_or(0, Vec::len);
         ctx.log(
             LogLevel::Debug,
