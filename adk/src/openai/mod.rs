@@ -52,8 +52,11 @@ mod config;
 mod error;
 mod executor;
 mod request;
+mod retry;
 mod stream;
 
-pub use config::{DEFAULT_MODEL, OpenAiConfig};
+pub use config::{ApiKeyHeader, DEFAULT_MODEL, OPENAI_API_BASE_URL, OpenAiConfig, USER_AGENT};
 pub use error::{OpenAiError, TimeoutPhase};
-pub use executor::OpenAiExecutor;
+pub use executor::{MAX_ERROR_BODY, OpenAiExecutor};
+pub use request::ChatRequest;
+pub use retry::RetryPolicy;
