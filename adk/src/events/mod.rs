@@ -17,7 +17,7 @@ pub use content::{
 };
 pub use error::TurnError;
 
-use crate::storage::TurnId;
+use crate::ids::TurnId;
 
 /// Something that happened during a turn.
 ///

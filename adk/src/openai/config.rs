@@ -17,7 +17,7 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 pub const OPENAI_API_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The `User-Agent` of every request unless a header overrides it: the kit and its version.
-pub const USER_AGENT: &str = concat!("adk/", env!("CARGO_PKG_VERSION"));
+pub const USER_AGENT: &str = concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION"));
 
 /// How the API key travels.
 #[derive(Clone, Debug, PartialEq, Eq)]
