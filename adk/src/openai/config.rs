@@ -16,7 +16,8 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// The hosted OpenAI API's root, used by [`OpenAiConfig::from_env`] when only an API key is set.
 pub const OPENAI_API_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// The `User-Agent` of every request unless a header overrides it: the kit and its version.
+/// The `User-Agent` of every request unless a header overrides it: the kit's package name and
+/// version, e.g. `checked-adk/0.1.0`.
 pub const USER_AGENT: &str = concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION"));
 
 /// How the API key travels.
