@@ -11,7 +11,7 @@
 //! cargo run --example quickstart            # run it twice: the second run remembers the first
 //! cargo run --example quickstart -- --reset # start the conversation over
 //! cargo run --example quickstart -- --quick # a throw-away data folder
-//! ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features adk/openai
+//! ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features checked-adk/openai
 //! ```
 
 use std::path::PathBuf;
@@ -277,7 +277,7 @@ pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
     if std::env::var_os("ADK_OPENAI_BASE_URL").is_some() {
         return Err(
             "`ADK_OPENAI_BASE_URL` is set, but adk was built without its `openai` \
-                    feature; run `cargo run --example quickstart --features adk/openai`, or \
+                    feature; run `cargo run --example quickstart --features checked-adk/openai`, or \
                     unset it to use the scripted model"
                 .into(),
         );

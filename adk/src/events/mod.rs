@@ -15,7 +15,7 @@ pub use code::ErrorCode;
 pub use content::{GenerationStats, LogLevel, LogRecord, StreamedContent, ToolCallContent};
 pub use error::TurnError;
 
-use crate::storage::TurnId;
+use crate::ids::TurnId;
 
 /// Something that happened during a turn.
 ///
