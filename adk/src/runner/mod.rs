@@ -166,7 +166,7 @@ impl TurnRunner {
             }
             ctx.admit_user_message();
 
-            let report = run_dispatch(
+            let mut report = run_dispatch(
                 ctx,
                 DispatchPlan {
                     input: &parts.dispatch_input,
@@ -178,6 +178,9 @@ impl TurnRunner {
             .instrument(tracing::debug_span!("adk.dispatch"))
             .await;
             if let Some(error) = report.error.clone() {
+                shared.report_error(error);
+            }
+            for error in std::mem::take(&mut report.later_errors) {
                 shared.report_error(error);
             }
             if report.status == DispatchStatus::Nack || ctx.is_aborted() {
