@@ -101,29 +101,15 @@ adk::storage_adapter! {
     }
 }
 
-adk::stash_keys! {
-    /// The user's message for this turn.
-    pub QUESTION: "example.question" => String,
-}
-
-/// Loads the conversation so far, then stores the new question after it.
+/// Loads the conversation so far; the new question, stored by the runner before this
+/// middleware, is the newest message.
 #[adk::middleware(pipeline = turn_input)]
-pub async fn load_and_ask(
+pub async fn load_history(
     ctx: &mut TurnContext,
     next: Next<'_, TurnContext>,
 ) -> Result<(), BoxError> {
     let history = ctx.fetch_messages().await?;
-    let earlier_questions = history
-        .iter()
-        .filter(|message| message.role() == adk::primitives::Role::User)
-        .count();
-    let id = format!("user-{}", earlier_questions + 1);
     ctx.messages.extend(history);
-    let question = ctx
-        .stash
-        .get(QUESTION)?
-        .ok_or("no question under `example.question`")?;
-    ctx.store_message(Message::user(id, question)?).await?;
     let _ = next.run(ctx).await;
     Ok(())
 }
@@ -133,12 +119,11 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
     let runner = TurnRunner::builder()
         .storage(MapStorage)
         .executor(ScriptedModel::new())
-        .turn_input(load_and_ask)
+        .turn_input(load_history)
         .build();
     for question in ["Hello there", "What do you remember?"] {
-        let raw = RawTurnContext::new("from-fns", "You are brief.")
-            .stash(serde_json::json!({ "example": { "question": question } }));
-        let outcome = runner.run(raw).await?;
+        let raw = RawTurnContext::new("from-fns", "You are brief.").user_message(question);
+        let outcome = runner.run(raw).await?.into_result()?;
         if !outcome.is_completed() {
             return Err(format!("the turn did not complete: {:?}", outcome.status).into());
         }
@@ -153,7 +138,7 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
                 .content()
                 .map(|content| content.render())
                 .unwrap_or_default();
-            format!("{} {}: {text}", message.id(), message.role().as_str())
+            format!("{}: {text}", message.role().as_str())
         })
         .collect();
     println!("the map holds, for conversation `from-fns`:");

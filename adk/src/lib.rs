@@ -13,7 +13,8 @@
 //! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline.
 //!
 //! The package is published as `checked-adk` (`cargo add checked-adk`); its library is named
-//! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`.
+//! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`. Start with
+//! `use adk::prelude::*` and the [getting-started guide](guide::getting_started).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -88,12 +88,9 @@ async fn storage_from_fns_keeps_both_turns_in_the_map() {
     let lines = storage_from_fns::run().await.expect("the example runs");
 
     assert_eq!(lines.len(), 4, "{lines:#?}");
-    assert_eq!(lines[0], "user-1 user: Hello there");
-    assert_eq!(lines[2], "user-2 user: What do you remember?");
-    assert_eq!(
-        lines[3],
-        r#"user-2-reply assistant: Earlier you said: "Hello there"."#
-    );
+    assert_eq!(lines[0], "user: Hello there");
+    assert_eq!(lines[2], "user: What do you remember?");
+    assert_eq!(lines[3], r#"assistant: Earlier you said: "Hello there"."#);
 }
 
 #[tokio::test]

@@ -55,7 +55,7 @@
 //!
 //! The rest of this page is `docs/openai.md`; its examples are compiled as doc-tests.
 //!
-#![doc = include_str!("../../../docs/openai.md")]
+#![doc = include_str!("../../docs/openai.md")]
 
 mod config;
 mod error;

@@ -19,7 +19,7 @@
 //! [`Next::run`] returns a [`Downstream`] so a post-step can tell the commit path from the
 //! failure path.
 //!
-#![doc = include_str!("../../../docs/pipelines.md")]
+#![doc = include_str!("../../docs/pipelines.md")]
 
 mod chain;
 mod from_fn;

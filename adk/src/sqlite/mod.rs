@@ -93,7 +93,7 @@
 
 //!
 #![doc = ""]
-#![doc = include_str!("../../../docs/sqlite.md")]
+#![doc = include_str!("../../docs/sqlite.md")]
 
 mod blob;
 mod error;

@@ -5,7 +5,7 @@
 //!
 //! The guide below is `docs/stash.md`.
 //!
-#![doc = include_str!("../../../docs/stash.md")]
+#![doc = include_str!("../../docs/stash.md")]
 
 mod error;
 mod key;

@@ -22,7 +22,7 @@
 //! # });
 //! ```
 #![doc = ""]
-#![doc = include_str!("../../../docs/storage.md")]
+#![doc = include_str!("../../docs/storage.md")]
 
 mod adapter;
 #[doc(hidden)]
