@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::context::DispatchContext;
+use crate::context::{Collection, DispatchContext};
 use crate::primitives::{Message, Role, ToolCall, ToolCallResults};
 
 use super::OpenAiConfig;
@@ -28,11 +28,7 @@ pub(crate) fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> Valu
             messages.push(json!({"role": "system", "content": text}));
         }
     }
-    conversation(
-        ctx.messages.as_slice(),
-        ctx.tool_calls.as_slice(),
-        &mut messages,
-    );
+    conversation(&ctx.messages, &ctx.tool_calls, &mut messages);
 
     let mut body = Map::new();
     body.insert("model".to_owned(), Value::String(config.model.clone()));
@@ -73,23 +69,27 @@ enum Entry<'a> {
     ToolCall(&'a ToolCall),
 }
 
-fn conversation(messages: &[Message], tool_calls: &[ToolCall], out: &mut Vec<Value>) {
+fn conversation(
+    messages: &Collection<Message>,
+    tool_calls: &Collection<ToolCall>,
+    out: &mut Vec<Value>,
+) {
     // A merge, not a sort: each collection keeps its own order, and on equal times the message
     // goes first (an assistant's text comes before the calls it made in the same answer).
     let mut entries = Vec::with_capacity(messages.len() + tool_calls.len());
-    let (mut message_index, mut call_index) = (0, 0);
-    while message_index < messages.len() || call_index < tool_calls.len() {
-        let take_message = match (messages.get(message_index), tool_calls.get(call_index)) {
+    let mut messages = messages.iter().peekable();
+    let mut tool_calls = tool_calls.iter().peekable();
+    loop {
+        let take_message = match (messages.peek(), tool_calls.peek()) {
             (Some(message), Some(call)) => message.created_at() <= call.created_at(),
             (Some(_), None) => true,
-            _ => false,
+            (None, Some(_)) => false,
+            (None, None) => break,
         };
         if take_message {
-            entries.push(Entry::Message(&messages[message_index]));
-            message_index += 1;
+            entries.extend(messages.next().map(Entry::Message));
         } else {
-            entries.push(Entry::ToolCall(&tool_calls[call_index]));
-            call_index += 1;
+            entries.extend(tool_calls.next().map(Entry::ToolCall));
         }
     }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
-use crate::storage::{Primitive, StorageContext, StorageError};
+use crate::storage::{FetchWindow, Primitive, StorageContext, StorageError};
 
 use super::error::{SqliteError, backend};
 use super::worker::Workers;
@@ -18,6 +18,9 @@ pub(super) trait Stored: Serialize + DeserializeOwned + Send + 'static {
     /// Standing instructions are identified by value: storing an equal one again is not a
     /// conflict, it simply does not add a second copy.
     const STORE_IS_IDEMPOTENT: bool = false;
+    /// Whether a fetch honours the context's `FetchWindow`: standing instructions are always
+    /// fetched whole.
+    const WINDOWED: bool = true;
 
     /// The id, or for a standing instruction its text.
     fn key(&self) -> String;
@@ -46,6 +49,7 @@ impl Stored for StandingInstruction {
     const KIND: Primitive = Primitive::StandingInstructions;
     const TABLE: &'static str = "standing_instructions";
     const STORE_IS_IDEMPOTENT: bool = true;
+    const WINDOWED: bool = false;
 
     fn key(&self) -> String {
         self.render()
@@ -67,18 +71,50 @@ pub(super) async fn fetch<Record: Stored>(
     ctx: &StorageContext,
 ) -> Result<Vec<Record>, StorageError> {
     let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let window = if Record::WINDOWED {
+        ctx.fetch_window().clone()
+    } else {
+        FetchWindow::All
+    };
     workers
         .reader()
         .run(move |connection| {
             let operation = || format!("fetching the {} of `{conversation_id}`", Record::KIND);
+            // Every form walks the `(conversation_id, sequence)` index, so a window reads only
+            // its own rows however long the conversation is.
+            let (sql, bound): (String, rusqlite::types::Value) = match &window {
+                FetchWindow::Last(count) => (
+                    format!(
+                        "SELECT id, record FROM (SELECT sequence, id, record FROM {table} \
+                         WHERE conversation_id = ?1 ORDER BY sequence DESC LIMIT ?2) \
+                         ORDER BY sequence",
+                        table = Record::TABLE
+                    ),
+                    i64::try_from(*count).unwrap_or(i64::MAX).into(),
+                ),
+                FetchWindow::After(id) => (
+                    format!(
+                        "SELECT id, record FROM {table} WHERE conversation_id = ?1 AND sequence > \
+                         COALESCE((SELECT sequence FROM {table} WHERE conversation_id = ?1 \
+                         AND id = ?2), 0) ORDER BY sequence",
+                        table = Record::TABLE
+                    ),
+                    id.clone().into(),
+                ),
+                _ => (
+                    format!(
+                        "SELECT id, record FROM {} WHERE conversation_id = ?1 AND ?2 IS NULL \
+                         ORDER BY sequence",
+                        Record::TABLE
+                    ),
+                    rusqlite::types::Value::Null,
+                ),
+            };
             let mut statement = connection
-                .prepare_cached(&format!(
-                    "SELECT id, record FROM {} WHERE conversation_id = ?1 ORDER BY sequence",
-                    Record::TABLE
-                ))
+                .prepare_cached(&sql)
                 .map_err(backend(operation()))?;
             let rows = statement
-                .query_map(params![conversation_id], |row| {
+                .query_map(params![conversation_id, bound], |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
                 })
                 .map_err(backend(operation()))?;
@@ -113,21 +149,23 @@ pub(super) async fn store<Record: Stored>(
         .writer
         .run(move |connection| {
             let operation = || format!("storing {} `{key}`", Record::KIND.singular());
-            let transaction = connection.transaction().map_err(backend(operation()))?;
             let on_conflict = if Record::STORE_IS_IDEMPOTENT {
                 " ON CONFLICT (conversation_id, id) DO NOTHING"
             } else {
                 ""
             };
-            let inserted = transaction.execute(
-                &format!(
+            // One statement is its own transaction; the statement is prepared once per
+            // connection and reused.
+            let inserted = connection
+                .prepare_cached(&format!(
                     "INSERT INTO {} (conversation_id, id, turn_id, record) VALUES (?1, ?2, ?3, ?4){on_conflict}",
                     Record::TABLE
-                ),
-                params![conversation_id, key, turn_id, json],
-            );
+                ))
+                .and_then(|mut statement| {
+                    statement.execute(params![conversation_id, key, turn_id, json])
+                });
             match inserted {
-                Ok(_) => transaction.commit().map_err(backend(operation())),
+                Ok(_) => Ok(()),
                 Err(error) if error.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
                     Err(StorageError::Conflict {
                         kind: Record::KIND,
@@ -153,16 +191,15 @@ pub(super) async fn mutate<Record: Stored>(
         .writer
         .run(move |connection| {
             let operation = || format!("mutating {} `{key}`", Record::KIND.singular());
-            let transaction = connection.transaction().map_err(backend(operation()))?;
             // An UPDATE keeps the row's sequence, so the record keeps its place in fetch order.
-            let changed = transaction
-                .execute(
-                    &format!(
-                        "UPDATE {} SET record = ?1, turn_id = ?2 WHERE conversation_id = ?3 AND id = ?4",
-                        Record::TABLE
-                    ),
-                    params![json, turn_id, conversation_id, key],
-                )
+            let changed = connection
+                .prepare_cached(&format!(
+                    "UPDATE {} SET record = ?1, turn_id = ?2 WHERE conversation_id = ?3 AND id = ?4",
+                    Record::TABLE
+                ))
+                .and_then(|mut statement| {
+                    statement.execute(params![json, turn_id, conversation_id, key])
+                })
                 .map_err(backend(operation()))?;
             if changed == 0 {
                 return Err(StorageError::NotFound {
@@ -170,7 +207,7 @@ pub(super) async fn mutate<Record: Stored>(
                     id: key,
                 });
             }
-            transaction.commit().map_err(backend(operation()))
+            Ok(())
         })
         .await
 }
@@ -185,17 +222,14 @@ pub(super) async fn delete<Record: Stored>(
         .writer
         .run(move |connection| {
             let operation = || format!("deleting {} `{key}`", Record::KIND.singular());
-            let transaction = connection.transaction().map_err(backend(operation()))?;
-            transaction
-                .execute(
-                    &format!(
-                        "DELETE FROM {} WHERE conversation_id = ?1 AND id = ?2",
-                        Record::TABLE
-                    ),
-                    params![conversation_id, key],
-                )
+            connection
+                .prepare_cached(&format!(
+                    "DELETE FROM {} WHERE conversation_id = ?1 AND id = ?2",
+                    Record::TABLE
+                ))
+                .and_then(|mut statement| statement.execute(params![conversation_id, key]))
                 .map_err(backend(operation()))?;
-            transaction.commit().map_err(backend(operation()))
+            Ok(())
         })
         .await
 }

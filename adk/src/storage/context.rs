@@ -8,6 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::primitives::Identity;
 
+use super::FetchWindow;
+
 /// Identifies one turn: one call of the runner with one piece of user input.
 ///
 /// The runner mints a fresh id for every turn (a UUID v7, so ids sort by creation time); tests and
@@ -158,6 +160,7 @@ struct ContextFields {
     conversation_id: ConversationId,
     identity: Option<Identity>,
     cancellation: CancellationToken,
+    fetch_window: FetchWindow,
 }
 
 impl StorageContext {
@@ -176,6 +179,7 @@ impl StorageContext {
                 conversation_id: conversation_id.into(),
                 identity: None,
                 cancellation: CancellationToken::new(),
+                fetch_window: FetchWindow::All,
             }),
         }
     }
@@ -225,6 +229,32 @@ impl StorageContext {
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
         self.fields_mut().cancellation = cancellation;
         self
+    }
+
+    /// Asks fetch callbacks for only part of the history; see [`FetchWindow`]. The contexts'
+    /// `fetch_*_within` methods set it for one fetch.
+    ///
+    /// ```
+    /// use adk::storage::{FetchWindow, StorageContext};
+    /// let ctx = StorageContext::new("c").with_fetch_window(FetchWindow::Last(10));
+    /// assert_eq!(ctx.fetch_window(), &FetchWindow::Last(10));
+    /// ```
+    #[must_use]
+    pub fn with_fetch_window(mut self, window: FetchWindow) -> Self {
+        self.fields_mut().fetch_window = window;
+        self
+    }
+
+    /// The part of the history a fetch asks for: [`FetchWindow::All`] unless a windowed fetch
+    /// set it. Adapters may honour it; see [`FetchWindow`].
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c");
+    /// assert!(ctx.fetch_window().is_all());
+    /// ```
+    #[must_use]
+    pub fn fetch_window(&self) -> &FetchWindow {
+        &self.inner.fetch_window
     }
 
     /// The id of the turn this call belongs to.
