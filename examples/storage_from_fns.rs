@@ -37,10 +37,18 @@ async fn fetch_messages(ctx: &StorageContext) -> Result<Vec<Message>, StorageErr
 }
 
 async fn store_message(ctx: &StorageContext, message: Message) -> Result<(), StorageError> {
-    conversations()?
+    let mut conversations = conversations()?;
+    let messages = conversations
         .entry(ctx.conversation_id().as_str().to_owned())
-        .or_default()
-        .push(message);
+        .or_default();
+    // Store creates: an id this conversation already holds is refused, not stored twice.
+    if messages.iter().any(|stored| stored.id() == message.id()) {
+        return Err(StorageError::Conflict {
+            kind: adk::storage::Primitive::Messages,
+            id: message.id().to_owned(),
+        });
+    }
+    messages.push(message);
     Ok(())
 }
 

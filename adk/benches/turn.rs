@@ -3,7 +3,7 @@
 //! - a chain of boxed async closures (what any runtime-composed pipeline pays);
 //! - a statically composed chain (the floor: the compiler sees every layer).
 //!
-//! Run: `cargo bench -p adk --bench turn`. Allocation counts come from a counting global
+//! Run: `cargo bench -p checked-adk --bench turn`. Allocation counts come from a counting global
 //! allocator and are printed once before the timings.
 
 use std::alloc::{GlobalAlloc, Layout, System};

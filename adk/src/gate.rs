@@ -37,8 +37,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{ErrorCode, Event, EventSink};
+use crate::ids::TurnId;
 use crate::pipeline::BoxError;
-use crate::storage::TurnId;
 
 /// What a gate asks for.
 #[derive(Clone, Debug)]

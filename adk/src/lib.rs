@@ -11,8 +11,12 @@
 //! - [`stash_key!`] declares typed keys over the untyped stash and rejects malformed paths;
 //! - [`storage_adapter!`] rejects a missing callback or a wrong signature;
 //! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline.
+//!
+//! The package is published as `checked-adk` (`cargo add checked-adk`); its library is named
+//! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
@@ -23,12 +27,15 @@ pub mod dispatch;
 pub mod events;
 pub mod gate;
 pub mod guide;
+pub mod ids;
 #[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
 pub mod pipeline;
 pub mod primitives;
 pub mod runner;
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
 pub mod stash;
 pub mod storage;

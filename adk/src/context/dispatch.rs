@@ -4,11 +4,12 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use crate::Registry;
 use crate::events::{ErrorCode, TurnError};
+use crate::ids::TurnId;
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
 };
-use crate::storage::{StorageContext, TurnId};
+use crate::storage::StorageContext;
 
 use super::abort::AbortState;
 use super::turn::TurnShared;
@@ -157,7 +158,8 @@ impl DispatchContext {
         &self.system_prompt
     }
 
-    /// What storage callbacks receive: conversation, turn, identity, cancellation.
+    /// What storage callbacks receive: app, user, conversation (session), thread, turn, identity,
+    /// cancellation.
     pub fn storage_context(&self) -> &StorageContext {
         &self.shared.storage_context
     }

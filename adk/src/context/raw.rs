@@ -2,21 +2,31 @@
 
 use tokio_util::sync::CancellationToken;
 
+use crate::ids::{AppName, SessionId, ThreadId, UserId};
 use crate::primitives::{Identity, StandingInstruction, Tokenizable};
 
 /// The input of one turn.
+///
+/// A turn belongs to a session (the conversation id) of a user of an app, in a thread of that
+/// session; see [`crate::ids`]. Only the session is required: the others default to app
+/// `"default"`, user `"default"` and thread `"main"`.
 ///
 /// ```
 /// use adk::context::RawTurnContext;
 ///
 /// let raw = RawTurnContext::new("conversation-42", "You are a helpful assistant.")
+///     .app_name("shop")
+///     .user_id("ada")
 ///     .standing_instruction("Answer in one paragraph.")
 ///     .stash(serde_json::json!({ "my-org": { "tier": "gold" } }));
 /// # let _ = raw;
 /// ```
 #[derive(Debug, Clone)]
 pub struct RawTurnContext {
-    pub(crate) conversation_id: String,
+    pub(crate) conversation_id: SessionId,
+    pub(crate) app_name: AppName,
+    pub(crate) user_id: UserId,
+    pub(crate) thread_id: ThreadId,
     pub(crate) system_prompt: Tokenizable,
     pub(crate) standing_instructions: Vec<StandingInstruction>,
     pub(crate) stash: Option<serde_json::Value>,
@@ -25,17 +35,77 @@ pub struct RawTurnContext {
 }
 
 impl RawTurnContext {
-    /// A turn of `conversation_id` with this system prompt. The conversation id is what storage
-    /// callbacks see in `StorageContext::conversation_id` to find the conversation's records.
-    pub fn new(conversation_id: impl Into<String>, system_prompt: impl Into<Tokenizable>) -> Self {
+    /// A turn of `conversation_id` (the session) with this system prompt, run as app
+    /// `"default"`, user `"default"`, in thread `"main"` until [`app_name`](Self::app_name),
+    /// [`user_id`](Self::user_id) or [`thread_id`](Self::thread_id) say otherwise. The
+    /// conversation id is what storage callbacks see in `StorageContext::conversation_id` to find
+    /// the conversation's records.
+    ///
+    /// ```
+    /// use adk::context::{RawTurnContext, TurnContext};
+    /// use adk::primitives::ToolRegistry;
+    /// use adk::storage::{NoopStorage, SharedStorage};
+    ///
+    /// let raw = RawTurnContext::new("conversation-1", "Be brief.");
+    /// let ctx = TurnContext::new(raw, SharedStorage::new(NoopStorage::new()), ToolRegistry::new())?;
+    /// let storage = ctx.storage_context();
+    /// assert_eq!(storage.session_id().as_str(), "conversation-1");
+    /// assert_eq!(storage.app_name().as_str(), "default");
+    /// assert_eq!(storage.user_id().as_str(), "default");
+    /// assert_eq!(storage.thread_id().as_str(), "main");
+    /// # Ok::<(), adk::context::InvalidTurnContext>(())
+    /// ```
+    pub fn new(
+        conversation_id: impl Into<SessionId>,
+        system_prompt: impl Into<Tokenizable>,
+    ) -> Self {
         Self {
             conversation_id: conversation_id.into(),
+            app_name: AppName::default(),
+            user_id: UserId::default(),
+            thread_id: ThreadId::default(),
             system_prompt: system_prompt.into(),
             standing_instructions: Vec::new(),
             stash: None,
             cancellation: None,
             identity: None,
         }
+    }
+
+    /// Names the app this turn runs as; `app:` state and app-partitioned records belong to it.
+    ///
+    /// ```
+    /// let raw = adk::context::RawTurnContext::new("c", "p").app_name("shop");
+    /// # let ctx = adk::TurnContext::new(raw, adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()), Default::default()).unwrap();
+    /// # assert_eq!(ctx.storage_context().app_name().as_str(), "shop");
+    /// ```
+    pub fn app_name(mut self, app_name: impl Into<AppName>) -> Self {
+        self.app_name = app_name.into();
+        self
+    }
+
+    /// Names the user this turn runs for; `user:` state belongs to (app, user).
+    ///
+    /// ```
+    /// let raw = adk::context::RawTurnContext::new("c", "p").user_id("ada");
+    /// # let ctx = adk::TurnContext::new(raw, adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()), Default::default()).unwrap();
+    /// # assert_eq!(ctx.storage_context().user_id().as_str(), "ada");
+    /// ```
+    pub fn user_id(mut self, user_id: impl Into<UserId>) -> Self {
+        self.user_id = user_id.into();
+        self
+    }
+
+    /// Names the thread of the session this turn runs in.
+    ///
+    /// ```
+    /// let raw = adk::context::RawTurnContext::new("c", "p").thread_id("draft-2");
+    /// # let ctx = adk::TurnContext::new(raw, adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()), Default::default()).unwrap();
+    /// # assert_eq!(ctx.storage_context().thread_id().as_str(), "draft-2");
+    /// ```
+    pub fn thread_id(mut self, thread_id: impl Into<ThreadId>) -> Self {
+        self.thread_id = thread_id.into();
+        self
     }
 
     /// Adds a standing instruction; they keep the order given.
@@ -75,6 +145,14 @@ pub enum InvalidTurnContext {
     /// The conversation id is empty.
     #[error("the conversation id is empty: storage finds a conversation's records by it")]
     EmptyConversationId,
+    /// The app name, user id or thread id is empty.
+    #[error(
+        "the {which} is empty: give it a name, or leave it out to use the default (see `adk::ids`)"
+    )]
+    EmptyId {
+        /// Which id: `"app name"`, `"user id"` or `"thread id"`.
+        which: &'static str,
+    },
     /// The stash seed was not in the nested form, or was otherwise invalid.
     #[error("the stash seed was refused: {0}")]
     Stash(#[from] crate::StashError),

@@ -5,11 +5,12 @@ use std::time::{Instant, SystemTime};
 
 use crate::Registry;
 use crate::events::{ErrorCode, Event, EventSink, TurnError};
+use crate::ids::TurnId;
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
 };
-use crate::storage::{SharedStorage, StorageContext, TurnId};
+use crate::storage::{SharedStorage, StorageContext};
 
 use super::abort::AbortState;
 use super::{AbortReason, Aborted, Collection, InvalidTurnContext, RawTurnContext};
@@ -149,6 +150,15 @@ impl TurnContext {
         if raw.conversation_id.is_empty() {
             return Err(InvalidTurnContext::EmptyConversationId);
         }
+        for (which, empty) in [
+            ("app name", raw.app_name.is_empty()),
+            ("user id", raw.user_id.is_empty()),
+            ("thread id", raw.thread_id.is_empty()),
+        ] {
+            if empty {
+                return Err(InvalidTurnContext::EmptyId { which });
+            }
+        }
         if raw.system_prompt.is_empty_static() {
             return Err(InvalidTurnContext::EmptySystemPrompt);
         }
@@ -158,8 +168,11 @@ impl TurnContext {
         };
         let abort = AbortState::for_turn(raw.cancellation);
         // `StorageContext::new` mints the turn's id.
-        let mut storage_context =
-            StorageContext::new(raw.conversation_id).with_cancellation(abort.token().clone());
+        let mut storage_context = StorageContext::new(raw.conversation_id)
+            .with_app_name(raw.app_name)
+            .with_user_id(raw.user_id)
+            .with_thread_id(raw.thread_id)
+            .with_cancellation(abort.token().clone());
         if let Some(identity) = raw.identity {
             storage_context = storage_context.with_identity(identity);
         }
@@ -194,7 +207,8 @@ impl TurnContext {
         &self.system_prompt
     }
 
-    /// What storage callbacks receive for this turn: conversation, turn, identity, cancellation.
+    /// What storage callbacks receive for this turn: app, user, conversation (session), thread,
+    /// turn, identity, cancellation.
     pub fn storage_context(&self) -> &StorageContext {
         &self.shared.storage_context
     }

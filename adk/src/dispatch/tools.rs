@@ -12,11 +12,11 @@ use serde_json::{Map, Value};
 
 use crate::context::DispatchContext;
 use crate::events::{ErrorCode, Event, EventSink};
+use crate::ids::TurnId;
 use crate::pipeline::Panicked;
 use crate::primitives::{
     InvalidToolArgs, Tool, ToolCall, ToolError, ToolInvocation, ToolOutput, tool_call_checksum,
 };
-use crate::storage::TurnId;
 
 /// A tool call that did not produce output.
 ///

@@ -12,10 +12,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use code::ErrorCode;
-pub use content::{GenerationStats, LogLevel, LogRecord, StreamedContent, ToolCallContent};
+pub use content::{
+    GenerationStats, LogLevel, LogRecord, StreamedContent, StreamedText, ToolCallContent,
+};
 pub use error::TurnError;
 
-use crate::storage::TurnId;
+use crate::ids::TurnId;
 
 /// Something that happened during a turn.
 ///

@@ -4,14 +4,18 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::storage::StorageError;
 
 use super::error::{SqliteError, backend};
 
 /// The newest schema version this code writes and reads (`PRAGMA user_version`).
-pub(super) const SCHEMA_VERSION: i64 = 1;
+///
+/// - 1: the six primitive tables, and bytes keyed by (conduit, id) across all conversations.
+/// - 2: bytes keyed by (conduit, conversation, id), so two conversations never share bytes;
+///   a streamed write is staged in rows no lookup sees until it is complete.
+pub(super) const SCHEMA_VERSION: i64 = 2;
 
 /// The six primitive tables. They share one shape; for standing instructions, which have no id,
 /// `id` holds the instruction's text.
@@ -30,6 +34,35 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 // Every record statement is prepared once per connection and cached: six tables times a few
 // statements each, plus the byte conduits', is more than rusqlite's default of 16.
 const STATEMENT_CACHE: usize = 64;
+
+// A staged stream older than this when a database is opened belongs to a process that died
+// mid-upload: its rows are removed. The margin keeps a second handle on the same file (in this
+// or another process) from removing a stream that is still arriving.
+pub(super) const ABANDONED_STAGING_AGE_SECONDS: i64 = 60 * 60;
+
+// Schema 2's byte tables. `staged_at` is set while a streamed write is arriving (the row is
+// then invisible to lookups) and cleared when the write completes; the unique index covers only
+// completed bytes, so a staged write never collides with the bytes it is about to replace.
+// AUTOINCREMENT so a rewritten blob never reuses the key of the one it replaced: a reader part-way
+// through the old bytes then finds them gone instead of mixing two versions.
+const BLOBS_TABLE: &str = "CREATE TABLE blobs (
+    key INTEGER PRIMARY KEY AUTOINCREMENT,
+    conduit TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    byte_length INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    staged_at INTEGER
+ );";
+const BLOB_INDEXES: &str = "CREATE UNIQUE INDEX blobs_by_owner
+    ON blobs (conduit, conversation_id, id) WHERE staged_at IS NULL;
+ CREATE INDEX blobs_staged ON blobs (staged_at) WHERE staged_at IS NOT NULL;";
+const BLOB_CHUNKS_TABLE: &str = "CREATE TABLE blob_chunks (
+    blob_key INTEGER NOT NULL REFERENCES blobs (key) ON DELETE CASCADE,
+    sequence INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (blob_key, sequence)
+ ) WITHOUT ROWID;";
 
 pub(super) fn open_writer(path: &Path) -> Result<Connection, StorageError> {
     let mut connection = Connection::open(path).map_err(backend(format!("opening {path:?}")))?;
@@ -85,6 +118,21 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection, StorageError> {
 }
 
 fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StorageError> {
+    // Rebuilding the `blobs` table (version 1 to 2) must not cascade into its chunks: foreign
+    // keys are off for the migration (the pragma cannot change inside a transaction) and checked
+    // before it commits.
+    connection
+        .pragma_update(None, "foreign_keys", "OFF")
+        .map_err(backend("pausing foreign keys for the schema migration"))?;
+    let migrated = migrate_in_transaction(connection, path);
+    connection
+        .pragma_update(None, "foreign_keys", "ON")
+        .map_err(backend("enabling foreign keys"))?;
+    migrated?;
+    remove_abandoned_staging(connection)
+}
+
+fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<(), StorageError> {
     let transaction = connection
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(backend("starting the schema migration"))?;
@@ -115,28 +163,37 @@ fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StorageError>
                  CREATE INDEX {table}_in_order ON {table} (conversation_id, sequence);\n"
             ));
         }
-        // AUTOINCREMENT so a rewritten blob never reuses the key of the one it replaced: a reader
-        // part-way through the old bytes then finds them gone instead of mixing two versions.
-        schema.push_str(
-            "CREATE TABLE blobs (
-                key INTEGER PRIMARY KEY AUTOINCREMENT,
-                conduit TEXT NOT NULL,
-                id TEXT NOT NULL,
-                conversation_id TEXT NOT NULL,
-                byte_length INTEGER NOT NULL,
-                chunk_count INTEGER NOT NULL,
-                UNIQUE (conduit, id)
-             );
-             CREATE TABLE blob_chunks (
-                blob_key INTEGER NOT NULL REFERENCES blobs (key) ON DELETE CASCADE,
-                sequence INTEGER NOT NULL,
-                data BLOB NOT NULL,
-                PRIMARY KEY (blob_key, sequence)
-             ) WITHOUT ROWID;",
-        );
+        schema.push_str(BLOBS_TABLE);
+        schema.push_str(BLOB_CHUNKS_TABLE);
+        schema.push_str(BLOB_INDEXES);
         transaction
             .execute_batch(&schema)
             .map_err(backend("creating the schema"))?;
+    } else if found < 2 {
+        // Version 1 kept one set of bytes per (conduit, id) for every conversation, with the
+        // writing conversation recorded beside it: each blob keeps its conversation, key and
+        // chunks, and only the uniqueness rule changes.
+        transaction
+            .execute_batch(&format!(
+                "{}
+                 INSERT INTO blobs_v2 (key, conduit, conversation_id, id, byte_length, chunk_count)
+                     SELECT key, conduit, conversation_id, id, byte_length, chunk_count FROM blobs;
+                 DROP TABLE blobs;
+                 ALTER TABLE blobs_v2 RENAME TO blobs;
+                 {BLOB_INDEXES}",
+                BLOBS_TABLE.replacen("blobs", "blobs_v2", 1)
+            ))
+            .map_err(backend("upgrading the byte tables to schema version 2"))?;
+        let dangling: Option<String> = transaction
+            .query_row("PRAGMA foreign_key_check", [], |row| row.get(0))
+            .optional()
+            .map_err(backend("checking the upgraded byte tables"))?;
+        if let Some(table) = dangling {
+            return Err(StorageError::backend(format!(
+                "upgrading {path:?} to schema version 2 left rows of `{table}` without their \
+                 parent; the file was not changed"
+            )));
+        }
     }
     transaction
         .pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -144,4 +201,14 @@ fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StorageError>
     transaction
         .commit()
         .map_err(backend("committing the schema migration"))
+}
+
+fn remove_abandoned_staging(connection: &Connection) -> Result<(), StorageError> {
+    connection
+        .execute(
+            "DELETE FROM blobs WHERE staged_at IS NOT NULL AND staged_at < unixepoch() - ?1",
+            [ABANDONED_STAGING_AGE_SECONDS],
+        )
+        .map_err(backend("removing abandoned staged bytes"))?;
+    Ok(())
 }

@@ -1,125 +1,15 @@
-//! What every storage callback is told about the call: which conversation, which turn, who is
-//! acting, and whether the turn has been cancelled.
+//! What every storage callback is told about the call: which app, user, conversation (session)
+//! and thread, which turn, who is acting, and whether the turn has been cancelled.
 
-use std::fmt;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::ids::{AppName, SessionId, ThreadId, UserId};
+pub use crate::ids::{ConversationId, TurnId};
 use crate::primitives::Identity;
 
 use super::FetchWindow;
-
-/// Identifies one turn: one call of the runner with one piece of user input.
-///
-/// The runner mints a fresh id for every turn (a UUID v7, so ids sort by creation time); tests and
-/// tools that replay a turn may supply their own with [`TurnId::from`].
-///
-/// ```
-/// use adk::storage::TurnId;
-///
-/// let first = TurnId::new();
-/// let second = TurnId::new();
-/// assert_ne!(first, second);
-/// assert_eq!(TurnId::from("turn-1").as_str(), "turn-1");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TurnId(std::sync::Arc<str>);
-
-impl TurnId {
-    /// Mints a fresh, time-ordered turn id.
-    ///
-    /// ```
-    /// let id = adk::storage::TurnId::new();
-    /// assert_eq!(id.as_str().len(), 36);
-    /// ```
-    #[must_use]
-    pub fn new() -> Self {
-        // Formatted into a stack buffer: the id is cloned into every event, so it is shared
-        // (`Arc<str>`) rather than copied.
-        let mut buffer = uuid::Uuid::encode_buffer();
-        Self(std::sync::Arc::from(
-            &*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer),
-        ))
-    }
-
-    /// The id as text, for use as a database key.
-    ///
-    /// ```
-    /// assert_eq!(adk::storage::TurnId::from("t").as_str(), "t");
-    /// ```
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for TurnId {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl From<String> for TurnId {
-    fn from(id: String) -> Self {
-        Self(std::sync::Arc::from(id))
-    }
-}
-
-impl From<&str> for TurnId {
-    fn from(id: &str) -> Self {
-        Self(std::sync::Arc::from(id))
-    }
-}
-
-impl fmt::Display for TurnId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.0)
-    }
-}
-
-/// Identifies the conversation a turn belongs to: the key a storage adapter partitions its
-/// records by, so that one conversation never sees another's messages.
-///
-/// ```
-/// use adk::storage::ConversationId;
-///
-/// let id = ConversationId::from("customer-42/support");
-/// assert_eq!(id.as_str(), "customer-42/support");
-/// assert_eq!(id.to_string(), "customer-42/support");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConversationId(String);
-
-impl ConversationId {
-    /// The id as text, for use as a database key.
-    ///
-    /// ```
-    /// assert_eq!(adk::storage::ConversationId::from("c").as_str(), "c");
-    /// ```
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for ConversationId {
-    fn from(id: String) -> Self {
-        Self(id)
-    }
-}
-
-impl From<&str> for ConversationId {
-    fn from(id: &str) -> Self {
-        Self(id.to_owned())
-    }
-}
-
-impl fmt::Display for ConversationId {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.0)
-    }
-}
 
 /// The read-only facts every [`StorageAdapter`](super::StorageAdapter) callback receives.
 ///
@@ -127,10 +17,12 @@ impl fmt::Display for ConversationId {
 /// it holds the turn context mutably, and an adapter cannot change the turn it is serving.
 /// Cloning is cheap (one reference count), so an adapter may move a copy into a spawned task.
 ///
-/// Adapters key their rows by [`conversation_id`](Self::conversation_id) (and, where they keep
-/// per-turn records, by [`turn_id`](Self::turn_id)). Session-scoped state and multi-process
-/// storage batteries are expected to key by these same identifiers, which is why this type
-/// carries nothing else.
+/// Adapters key their rows by the identity model of [`crate::ids`]:
+/// [`app_name`](Self::app_name), [`user_id`](Self::user_id),
+/// [`conversation_id`](Self::conversation_id) (the same value as
+/// [`session_id`](Self::session_id)) and [`thread_id`](Self::thread_id); where they keep per-turn
+/// records, also by [`turn_id`](Self::turn_id). A context built with [`new`](Self::new) carries
+/// the documented defaults: app `"default"`, user `"default"`, thread `"main"`.
 ///
 /// ```
 /// use adk::storage::{StorageContext, TurnId};
@@ -138,10 +30,16 @@ impl fmt::Display for ConversationId {
 ///
 /// let cancellation = CancellationToken::new();
 /// let ctx = StorageContext::new("conversation-7")
+///     .with_app_name("shop")
+///     .with_user_id("ada")
 ///     .with_turn_id(TurnId::from("turn-3"))
 ///     .with_cancellation(cancellation.clone());
 ///
 /// assert_eq!(ctx.conversation_id().as_str(), "conversation-7");
+/// assert_eq!(ctx.session_id(), ctx.conversation_id());
+/// assert_eq!(ctx.app_name().as_str(), "shop");
+/// assert_eq!(ctx.user_id().as_str(), "ada");
+/// assert_eq!(ctx.thread_id().as_str(), "main");
 /// assert_eq!(ctx.turn_id().as_str(), "turn-3");
 /// assert!(ctx.identity().is_none());
 /// assert!(!ctx.is_cancelled());
@@ -157,14 +55,18 @@ pub struct StorageContext {
 #[derive(Clone, Debug)]
 struct ContextFields {
     turn_id: TurnId,
-    conversation_id: ConversationId,
+    app_name: AppName,
+    user_id: UserId,
+    conversation_id: SessionId,
+    thread_id: ThreadId,
     identity: Option<Identity>,
     cancellation: CancellationToken,
     fetch_window: FetchWindow,
 }
 
 impl StorageContext {
-    /// A context for `conversation_id` with a freshly minted turn id, no acting identity and a
+    /// A context for `conversation_id` with a freshly minted turn id, the default app
+    /// (`"default"`), user (`"default"`) and thread (`"main"`), no acting identity and a
     /// cancellation token of its own that nothing cancels yet.
     ///
     /// ```
@@ -176,7 +78,10 @@ impl StorageContext {
         Self {
             inner: Arc::new(ContextFields {
                 turn_id: TurnId::new(),
+                app_name: AppName::default(),
+                user_id: UserId::default(),
                 conversation_id: conversation_id.into(),
+                thread_id: ThreadId::default(),
                 identity: None,
                 cancellation: CancellationToken::new(),
                 fetch_window: FetchWindow::All,
@@ -194,6 +99,42 @@ impl StorageContext {
     #[must_use]
     pub fn with_turn_id(mut self, turn_id: TurnId) -> Self {
         self.fields_mut().turn_id = turn_id;
+        self
+    }
+
+    /// Names the app the turn runs as (default `"default"`).
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c").with_app_name("shop");
+    /// assert_eq!(ctx.app_name().as_str(), "shop");
+    /// ```
+    #[must_use]
+    pub fn with_app_name(mut self, app_name: impl Into<AppName>) -> Self {
+        self.fields_mut().app_name = app_name.into();
+        self
+    }
+
+    /// Names the user the turn runs for (default `"default"`).
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c").with_user_id("ada");
+    /// assert_eq!(ctx.user_id().as_str(), "ada");
+    /// ```
+    #[must_use]
+    pub fn with_user_id(mut self, user_id: impl Into<UserId>) -> Self {
+        self.fields_mut().user_id = user_id.into();
+        self
+    }
+
+    /// Names the thread of the session the turn runs in (default `"main"`).
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c").with_thread_id("draft-2");
+    /// assert_eq!(ctx.thread_id().as_str(), "draft-2");
+    /// ```
+    #[must_use]
+    pub fn with_thread_id(mut self, thread_id: impl Into<ThreadId>) -> Self {
+        self.fields_mut().thread_id = thread_id.into();
         self
     }
 
@@ -277,6 +218,51 @@ impl StorageContext {
     #[must_use]
     pub fn conversation_id(&self) -> &ConversationId {
         &self.inner.conversation_id
+    }
+
+    /// The session this call belongs to: the same id as
+    /// [`conversation_id`](Self::conversation_id), under the name session state uses.
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c");
+    /// assert_eq!(ctx.session_id().as_str(), "c");
+    /// ```
+    #[must_use]
+    pub fn session_id(&self) -> &SessionId {
+        &self.inner.conversation_id
+    }
+
+    /// The app the turn runs as: `"default"` unless the caller named one.
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c");
+    /// assert_eq!(ctx.app_name().as_str(), "default");
+    /// ```
+    #[must_use]
+    pub fn app_name(&self) -> &AppName {
+        &self.inner.app_name
+    }
+
+    /// The user the turn runs for: `"default"` unless the caller named one.
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c");
+    /// assert_eq!(ctx.user_id().as_str(), "default");
+    /// ```
+    #[must_use]
+    pub fn user_id(&self) -> &UserId {
+        &self.inner.user_id
+    }
+
+    /// The thread of the session the turn runs in: `"main"` unless the caller named one.
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c");
+    /// assert_eq!(ctx.thread_id().as_str(), "main");
+    /// ```
+    #[must_use]
+    pub fn thread_id(&self) -> &ThreadId {
+        &self.inner.thread_id
     }
 
     /// Who is acting in this turn, if the caller said.

@@ -3,8 +3,8 @@
 //! adk persists nothing. This module owns the contract it calls instead:
 //! - [`StorageAdapter`], the 27 callbacks (seven fetches, store / mutate / delete for six
 //!   primitives, two byte conduits);
-//! - [`StorageContext`], the read-only facts each callback receives (conversation, turn,
-//!   identity, cancellation);
+//! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
+//!   thread, turn, identity, cancellation);
 //! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;
 //! - [`StorageError`], the error every callback returns;
 //! - [`NoopStorage`], the canonical no-op adapter to delegate unpersisted primitives to;

@@ -1,0 +1,296 @@
+//! Who and where a turn runs: the identifiers every layer above keys its records by.
+//!
+//! This module sits at the bottom of the crate and imports nothing from it, so storage, events,
+//! gates, contexts and session state can all share one vocabulary:
+//!
+//! | id | names | default |
+//! |---|---|---|
+//! | [`AppName`] | the application; `app:` state is shared by every session of it | `"default"` |
+//! | [`UserId`] | a user of the app; `user:` state is shared by every session of that user | `"default"` |
+//! | [`SessionId`] | one conversation (the [`ConversationId`] of storage is the same type) | none: the caller names it |
+//! | [`ThreadId`] | a line of work inside a session, for state kept per thread | `"main"` |
+//! | [`TurnId`] | one run of the runner | a fresh UUID v7 per turn |
+//!
+//! The defaults let a program that has one app, one user or one thread say nothing about them:
+//! `RawTurnContext::new(session, prompt)` runs as app `default`, user `default`, thread `main`.
+//! Records written with the defaults are found again by the same defaults, so a program can
+//! name its app and users later only by migrating its rows (or by naming them `default`).
+//!
+//! Every id is text, compared and ordered byte-wise, cheap to clone (a shared `Arc<str>`), and
+//! serialized as a plain JSON string.
+//!
+//! ```
+//! use adk::ids::{AppName, SessionId, ThreadId, UserId};
+//!
+//! assert_eq!(AppName::default().as_str(), "default");
+//! assert_eq!(UserId::default().as_str(), "default");
+//! assert_eq!(ThreadId::default().as_str(), "main");
+//!
+//! let session = SessionId::from("support-42");
+//! assert_eq!(session.to_string(), "support-42");
+//! assert_eq!(serde_json::to_string(&session).unwrap(), "\"support-42\"");
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// Defines one text id: a newtype over `Arc<str>` with the conversions and traits all ids share.
+macro_rules! text_id {
+    ($(#[$attr:meta])* $name:ident, example = $example:literal) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(Arc<str>);
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                String::deserialize(deserializer).map(Self::from)
+            }
+        }
+
+        impl $name {
+            /// The id as text, for use as a database key.
+            ///
+            /// ```
+            #[doc = concat!("let id = adk::ids::", stringify!($name), "::from(\"", $example, "\");")]
+            #[doc = concat!("assert_eq!(id.as_str(), \"", $example, "\");")]
+            /// ```
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Whether the id is the empty string (the runner refuses empty ids).
+            ///
+            /// ```
+            #[doc = concat!("assert!(adk::ids::", stringify!($name), "::from(\"\").is_empty());")]
+            /// ```
+            #[must_use]
+            pub fn is_empty(&self) -> bool {
+                self.0.is_empty()
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                Self(Arc::from(id))
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self(Arc::from(id))
+            }
+        }
+
+        impl From<&$name> for $name {
+            fn from(id: &$name) -> Self {
+                id.clone()
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str(&self.0)
+            }
+        }
+    };
+}
+
+text_id! {
+    /// The name of an application. `app:` state belongs to it, shared by all its users and
+    /// sessions; storage adapters may partition every record by it.
+    ///
+    /// Defaults to [`AppName::DEFAULT`], `"default"`.
+    ///
+    /// ```
+    /// use adk::ids::AppName;
+    ///
+    /// assert_eq!(AppName::default(), AppName::from(AppName::DEFAULT));
+    /// assert_eq!(AppName::from("shop").as_str(), "shop");
+    /// ```
+    AppName, example = "shop"
+}
+
+text_id! {
+    /// A user of an application. `user:` state belongs to (app, user), shared by all of that
+    /// user's sessions in that app.
+    ///
+    /// Defaults to [`UserId::DEFAULT`], `"default"`. It is an identifier for keying records, not
+    /// a presentation: who *spoke* a message is its [`Identity`](crate::primitives::Identity).
+    ///
+    /// ```
+    /// use adk::ids::UserId;
+    ///
+    /// assert_eq!(UserId::default().as_str(), "default");
+    /// assert_eq!(UserId::from("ada").to_string(), "ada");
+    /// ```
+    UserId, example = "ada"
+}
+
+text_id! {
+    /// One session: a conversation of one user with one app. Session state (keys without a
+    /// prefix) belongs to it, and storage adapters partition primitives by it.
+    ///
+    /// Storage calls it a conversation; [`ConversationId`] is this same type, so
+    /// `StorageContext::conversation_id` and `StorageContext::session_id` agree. It has no
+    /// default: the caller names the session of every turn.
+    ///
+    /// ```
+    /// use adk::ids::{ConversationId, SessionId};
+    ///
+    /// let session = SessionId::from("support-42");
+    /// let conversation: ConversationId = session.clone();
+    /// assert_eq!(conversation, session);
+    /// ```
+    SessionId, example = "support-42"
+}
+
+text_id! {
+    /// A thread inside a session: a line of work whose per-thread state is kept apart from the
+    /// session's other threads (forks start new threads).
+    ///
+    /// Defaults to [`ThreadId::MAIN`], `"main"`.
+    ///
+    /// ```
+    /// use adk::ids::ThreadId;
+    ///
+    /// assert_eq!(ThreadId::default().as_str(), ThreadId::MAIN);
+    /// ```
+    ThreadId, example = "draft-2"
+}
+
+text_id! {
+    /// Identifies one turn: one call of the runner with one piece of user input.
+    ///
+    /// The runner mints a fresh id for every turn (a UUID v7, so ids sort by creation time);
+    /// tests and tools that replay a turn may supply their own with [`TurnId::from`].
+    ///
+    /// ```
+    /// use adk::ids::TurnId;
+    ///
+    /// let first = TurnId::new();
+    /// let second = TurnId::new();
+    /// assert_ne!(first, second);
+    /// assert_eq!(TurnId::from("turn-1").as_str(), "turn-1");
+    /// ```
+    TurnId, example = "turn-1"
+}
+
+/// The id storage partitions a conversation's records by. A conversation *is* a session: this
+/// is [`SessionId`] under the name the storage contract has always used.
+///
+/// ```
+/// use adk::storage::ConversationId;
+///
+/// let id = ConversationId::from("customer-42/support");
+/// assert_eq!(id.as_str(), "customer-42/support");
+/// assert_eq!(id.to_string(), "customer-42/support");
+/// ```
+pub type ConversationId = SessionId;
+
+impl AppName {
+    /// The app a turn runs as when the caller names none.
+    pub const DEFAULT: &'static str = "default";
+}
+
+impl Default for AppName {
+    fn default() -> Self {
+        Self::from(Self::DEFAULT)
+    }
+}
+
+impl UserId {
+    /// The user a turn runs as when the caller names none.
+    pub const DEFAULT: &'static str = "default";
+}
+
+impl Default for UserId {
+    fn default() -> Self {
+        Self::from(Self::DEFAULT)
+    }
+}
+
+impl ThreadId {
+    /// The thread a turn runs in when the caller names none.
+    pub const MAIN: &'static str = "main";
+}
+
+impl Default for ThreadId {
+    fn default() -> Self {
+        Self::from(Self::MAIN)
+    }
+}
+
+impl TurnId {
+    /// Mints a fresh, time-ordered turn id.
+    ///
+    /// ```
+    /// let id = adk::ids::TurnId::new();
+    /// assert_eq!(id.as_str().len(), 36);
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        // Formatted into a stack buffer: the id is cloned into every event, so it is shared
+        // (`Arc<str>`) rather than copied.
+        let mut buffer = uuid::Uuid::encode_buffer();
+        Self(Arc::from(
+            &*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer),
+        ))
+    }
+}
+
+impl Default for TurnId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_documented_names() {
+        assert_eq!(AppName::default().as_str(), "default");
+        assert_eq!(UserId::default().as_str(), "default");
+        assert_eq!(ThreadId::default().as_str(), "main");
+    }
+
+    #[test]
+    fn ids_serialize_as_plain_strings_and_round_trip() {
+        let user = UserId::from("ada");
+        let json = serde_json::to_string(&user).expect("ids serialize");
+        assert_eq!(json, "\"ada\"");
+        assert_eq!(
+            serde_json::from_str::<UserId>(&json).expect("a string is an id"),
+            user
+        );
+    }
+
+    #[test]
+    fn conversation_id_is_the_session_id() {
+        let conversation: ConversationId = ConversationId::from("c-1");
+        let session: SessionId = conversation;
+        assert_eq!(session.as_str(), "c-1");
+    }
+}
