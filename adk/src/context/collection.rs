@@ -187,6 +187,16 @@ impl<T: Record> Collection<T> {
         }
     }
 
+    /// The first record in order.
+    pub fn first(&self) -> Option<&T> {
+        self.iter().next()
+    }
+
+    /// The last record in order: the latest one added, unless a later one was deleted.
+    pub fn last(&self) -> Option<&T> {
+        self.iter().next_back()
+    }
+
     /// How many records there are.
     pub fn len(&self) -> usize {
         let shared = self.shared.as_ref().map_or(0, |shared| shared.len());

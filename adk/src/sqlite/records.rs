@@ -1,7 +1,7 @@
 //! The six primitives as rows: one table each, the record kept as its serde JSON, read back
 //! through the primitive's own deserializer.
 
-use rusqlite::{ErrorCode, params};
+use rusqlite::ErrorCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -9,6 +9,7 @@ use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thoug
 use crate::storage::{FetchWindow, Primitive, StorageContext, StorageError};
 
 use super::error::{SqliteError, backend};
+use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
 use super::worker::Workers;
 
 /// A primitive stored in its own table, identified within a conversation by its key.
@@ -70,7 +71,7 @@ pub(super) async fn fetch<Record: Stored>(
     workers: &Workers,
     ctx: &StorageContext,
 ) -> Result<Vec<Record>, StorageError> {
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     let window = if Record::WINDOWED {
         ctx.fetch_window().clone()
     } else {
@@ -79,31 +80,32 @@ pub(super) async fn fetch<Record: Stored>(
     workers
         .reader()
         .run(move |connection| {
+            let conversation_id = &owner.conversation_id;
             let operation = || format!("fetching the {} of `{conversation_id}`", Record::KIND);
-            // Every form walks the `(conversation_id, sequence)` index, so a window reads only
-            // its own rows however long the conversation is.
+            // Every form walks the `(owner, sequence)` index (a point is found through the
+            // `(owner, id)` one), so a window reads only its own rows however long the
+            // conversation is.
             let (sql, bound): (String, rusqlite::types::Value) = match &window {
                 FetchWindow::Last(count) => (
                     format!(
                         "SELECT id, record FROM (SELECT sequence, id, record FROM {table} \
-                         WHERE conversation_id = ?1 ORDER BY sequence DESC LIMIT ?2) \
-                         ORDER BY sequence",
+                         WHERE {MATCHES} ORDER BY sequence DESC LIMIT ?5) ORDER BY sequence",
                         table = Record::TABLE
                     ),
                     i64::try_from(*count).unwrap_or(i64::MAX).into(),
                 ),
                 FetchWindow::After(id) => (
                     format!(
-                        "SELECT id, record FROM {table} WHERE conversation_id = ?1 AND sequence > \
-                         COALESCE((SELECT sequence FROM {table} WHERE conversation_id = ?1 \
-                         AND id = ?2), 0) ORDER BY sequence",
+                        "SELECT id, record FROM {table} WHERE {MATCHES} AND sequence > \
+                         COALESCE((SELECT sequence FROM {table} WHERE {MATCHES} AND id = ?5), 0) \
+                         ORDER BY sequence",
                         table = Record::TABLE
                     ),
                     id.clone().into(),
                 ),
-                _ => (
+                FetchWindow::All => (
                     format!(
-                        "SELECT id, record FROM {} WHERE conversation_id = ?1 AND ?2 IS NULL \
+                        "SELECT id, record FROM {} WHERE {MATCHES} AND ?5 IS NULL \
                          ORDER BY sequence",
                         Record::TABLE
                     ),
@@ -114,7 +116,7 @@ pub(super) async fn fetch<Record: Stored>(
                 .prepare_cached(&sql)
                 .map_err(backend(operation()))?;
             let rows = statement
-                .query_map(params![conversation_id, bound], |row| {
+                .query_map(owner_params!(owner, bound), |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
                 })
                 .map_err(backend(operation()))?;
@@ -143,14 +145,14 @@ pub(super) async fn store<Record: Stored>(
 ) -> Result<(), StorageError> {
     let key = record.key();
     let json = serialize(&record, &key)?;
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     let turn_id = ctx.turn_id().as_str().to_owned();
     workers
         .writer
         .run(move |connection| {
             let operation = || format!("storing {} `{key}`", Record::KIND.singular());
             let on_conflict = if Record::STORE_IS_IDEMPOTENT {
-                " ON CONFLICT (conversation_id, id) DO NOTHING"
+                " ON CONFLICT DO NOTHING"
             } else {
                 ""
             };
@@ -158,11 +160,12 @@ pub(super) async fn store<Record: Stored>(
             // connection and reused.
             let inserted = connection
                 .prepare_cached(&format!(
-                    "INSERT INTO {} (conversation_id, id, turn_id, record) VALUES (?1, ?2, ?3, ?4){on_conflict}",
+                    "INSERT INTO {} ({COLUMNS}, id, turn_id, record)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7){on_conflict}",
                     Record::TABLE
                 ))
                 .and_then(|mut statement| {
-                    statement.execute(params![conversation_id, key, turn_id, json])
+                    statement.execute(owner_params!(owner, key, turn_id, json))
                 });
             match inserted {
                 Ok(_) => Ok(()),
@@ -185,7 +188,7 @@ pub(super) async fn mutate<Record: Stored>(
 ) -> Result<(), StorageError> {
     let key = record.key();
     let json = serialize(&record, &key)?;
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     let turn_id = ctx.turn_id().as_str().to_owned();
     workers
         .writer
@@ -194,11 +197,11 @@ pub(super) async fn mutate<Record: Stored>(
             // An UPDATE keeps the row's sequence, so the record keeps its place in fetch order.
             let changed = connection
                 .prepare_cached(&format!(
-                    "UPDATE {} SET record = ?1, turn_id = ?2 WHERE conversation_id = ?3 AND id = ?4",
+                    "UPDATE {} SET record = ?5, turn_id = ?6 WHERE {MATCHES} AND id = ?7",
                     Record::TABLE
                 ))
                 .and_then(|mut statement| {
-                    statement.execute(params![json, turn_id, conversation_id, key])
+                    statement.execute(owner_params!(owner, json, turn_id, key))
                 })
                 .map_err(backend(operation()))?;
             if changed == 0 {
@@ -217,17 +220,17 @@ pub(super) async fn delete<Record: Stored>(
     ctx: &StorageContext,
     key: String,
 ) -> Result<(), StorageError> {
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     workers
         .writer
         .run(move |connection| {
             let operation = || format!("deleting {} `{key}`", Record::KIND.singular());
             connection
                 .prepare_cached(&format!(
-                    "DELETE FROM {} WHERE conversation_id = ?1 AND id = ?2",
+                    "DELETE FROM {} WHERE {MATCHES} AND id = ?5",
                     Record::TABLE
                 ))
-                .and_then(|mut statement| statement.execute(params![conversation_id, key]))
+                .and_then(|mut statement| statement.execute(owner_params!(owner, key)))
                 .map_err(backend(operation()))?;
             Ok(())
         })
