@@ -4,14 +4,16 @@
 //! message is one turn: a `turn_input` middleware loads the conversation's history
 //! from storage and stores the new message, a `dispatch_input` middleware spends a budget kept in
 //! the stash under typed keys, and the model (the deterministic [`ScriptedModel`] unless
-//! `ADK_OPENAI_BASE_URL` names a server) calls a tool in one iteration and answers in the next.
+//! `OPENAI_API_KEY` or `OPENAI_BASE_URL` names a server) calls a tool in one iteration and
+//! answers in the next.
 //! Events are printed through `tracing`; the transcript at the end is read back from storage.
 //!
 //! ```sh
 //! cargo run --example quickstart            # run it twice: the second run remembers the first
 //! cargo run --example quickstart -- --reset # start the conversation over
 //! cargo run --example quickstart -- --quick # a throw-away data folder
-//! ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features checked-adk/openai
+//! OPENAI_API_KEY=sk-… cargo run --example quickstart --features checked-adk/openai
+//! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features checked-adk/openai
 //! ```
 
 use std::path::PathBuf;
@@ -265,8 +267,9 @@ pub async fn open_storage(options: &Options) -> Result<SharedStorage, BoxError> 
 // ---------------------------------------------------------------------------------------------
 // The conversation
 
-/// The model: an OpenAI-compatible server when `ADK_OPENAI_BASE_URL` names one (and adk was built
-/// with its `openai` feature), the deterministic scripted model otherwise.
+/// The model: an OpenAI-compatible server when `OPENAI_API_KEY` / `OPENAI_BASE_URL` (or their
+/// `ADK_OPENAI_*` forms) name one and adk was built with its `openai` feature, the deterministic
+/// scripted model otherwise.
 pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
     #[cfg(feature = "openai")]
     if let Some(config) = adk::openai::OpenAiConfig::from_env()? {
@@ -282,7 +285,10 @@ pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
                 .into(),
         );
     }
-    println!("model: the scripted model (set ADK_OPENAI_BASE_URL to use a real one)");
+    println!(
+        "model: the scripted model (set OPENAI_API_KEY or OPENAI_BASE_URL and add \
+         `--features checked-adk/openai` to use a real one)"
+    );
     Ok(Arc::new(ScriptedModel::new()))
 }
 

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use code::ErrorCode;
-pub use content::{GenerationStats, LogLevel, LogRecord, StreamedContent, ToolCallContent};
+pub use content::{
+    GenerationStats, LogLevel, LogRecord, StreamedContent, StreamedText, ToolCallContent,
+};
 pub use error::TurnError;
 
 use crate::ids::TurnId;
