@@ -281,7 +281,10 @@ mod tests {
         let user = UserId::from("ada");
         let json = serde_json::to_string(&user).expect("ids serialize");
         assert_eq!(json, "\"ada\"");
-        assert_eq!(serde_json::from_str::<UserId>(&json).expect("a string is an id"), user);
+        assert_eq!(
+            serde_json::from_str::<UserId>(&json).expect("a string is an id"),
+            user
+        );
     }
 
     #[test]

@@ -67,8 +67,12 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     });
 
     let mut completed_iterations = 0;
-    let mut dispatch_error: Option<TurnError> = None;
-    while !ctx.is_aborted() && !ctx.is_signalled() {
+    // Instructions are rendered from state once, before the first iteration: the model never
+    // sees a `{placeholder}` whose key is missing.
+    let mut dispatch_error: Option<TurnError> = ctx.render_instructions().err().map(|error| {
+        TurnError::new(ErrorCode::StateTemplateKeyMissing, error.to_string()).with_source(error)
+    });
+    while dispatch_error.is_none() && !ctx.is_aborted() && !ctx.is_signalled() {
         if completed_iterations >= plan.max_iterations {
             dispatch_error = Some(TurnError::new(
                 ErrorCode::IterationLimitExceeded,
