@@ -1,6 +1,6 @@
 //! Stash costs on a 3-level tree, next to direct `serde_json::Value` pointer access.
 //!
-//! Run: `cargo bench -p adk --bench stash -- --measurement-time 2 --warm-up-time 1`.
+//! Run: `cargo bench -p checked-adk --bench stash -- --measurement-time 2 --warm-up-time 1`.
 //! After the measurements the bench prints each registry/pointer ratio; the target is 1.5x.
 //! Figures and the machine they came from are in `docs/performance.md`.
 

@@ -3,7 +3,7 @@
 //! - a chain of boxed async closures (what any runtime-composed pipeline pays);
 //! - a statically composed chain (the floor: the compiler sees every layer).
 //!
-//! Run: `cargo bench -p adk --bench turn`. Allocation counts come from a counting global
+//! Run: `cargo bench -p checked-adk --bench turn`. Allocation counts come from a counting global
 //! allocator and are printed once before the timings.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -187,10 +187,10 @@ fn bench(criterion: &mut Criterion) {
     let boxed = boxed_chain(LAYERS);
 
     let empty_allocations = allocations_of(&runtime, async {
-        black_box(empty.run(raw()).await.expect("valid input"));
+        let _ = black_box(empty.run(raw()).await.expect("valid input"));
     });
     let full_allocations = allocations_of(&runtime, async {
-        black_box(full.run(raw()).await.expect("valid input"));
+        let _ = black_box(full.run(raw()).await.expect("valid input"));
     });
     let boxed_allocations = allocations_of(&runtime, async {
         let mut state = 0;

@@ -96,6 +96,16 @@ async fn storage_from_fns_keeps_both_turns_in_the_map() {
     );
 }
 
+#[tokio::test]
+async fn storage_from_fns_map_storage_passes_the_conformance_suite_for_messages() {
+    let report = adk::storage::conformance::Conformance::new(storage_from_fns::MapStorage)
+        .persists(adk::storage::Primitive::Messages)
+        .run()
+        .await
+        .expect("the example adapter keeps the storage contract");
+    assert_eq!(report.fully_checked(), &[adk::storage::Primitive::Messages]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gate_approval_answers_when_approved_and_aborts_when_denied() {
     let approved = gate_approval::run(gate_approval::Decision::Approve)
@@ -120,4 +130,18 @@ async fn abort_cancels_the_turn_mid_stream_and_keeps_nothing() {
         "aborted: the caller's cancellation token was cancelled"
     );
     assert_eq!(kept, 0);
+}
+
+#[test]
+fn quickstart_logs_in_colour_only_on_a_terminal_without_no_color() {
+    assert!(quickstart::use_colour(true, None));
+    assert!(
+        !quickstart::use_colour(false, None),
+        "a pipe gets no ANSI codes"
+    );
+    assert!(!quickstart::use_colour(true, Some("1".into())));
+    assert!(
+        quickstart::use_colour(true, Some("".into())),
+        "an empty NO_COLOR is unset"
+    );
 }

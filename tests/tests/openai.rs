@@ -3,13 +3,14 @@
 //! chunks, tool-call deltas split across chunks, an error status, a stalled stream) and records
 //! what it received; turns run through a real `TurnRunner`.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use adk::TurnRunner;
 use adk::context::{RawTurnContext, TurnContext};
 use adk::events::{DispatchStatus, ErrorCode, Event, TurnError};
-use adk::openai::{OpenAiConfig, OpenAiError, OpenAiExecutor, TimeoutPhase};
+use adk::openai::{OpenAiConfig, OpenAiError, OpenAiExecutor, RetryPolicy, TimeoutPhase};
 use adk::pipeline::{BoxError, from_fn};
 use adk::primitives::{Message, Role, Tool, ToolCallResults};
 use adk::runner::TurnStatus;
@@ -32,6 +33,11 @@ enum Reply {
     Status(u16, Value),
     /// `200` with these events, then nothing, until the client goes away.
     EventsThenStall(Vec<String>),
+    /// This status, these extra headers and this body, written raw (the client may hang up
+    /// before it is all sent).
+    Raw(u16, Vec<(&'static str, String)>, Vec<u8>),
+    /// `200` with these events, then a keep-alive comment every 50 ms, forever.
+    EventsThenKeepAlive(Vec<String>),
 }
 
 /// One request as the server saw it.
@@ -39,7 +45,11 @@ enum Reply {
 struct Received {
     request_line: String,
     authorization: Option<String>,
+    /// Every header, the name lower-cased.
+    headers: HashMap<String, String>,
     body: Value,
+    /// When the request's headers had arrived.
+    at: Instant,
 }
 
 struct Server {
@@ -105,15 +115,19 @@ async fn read_request(socket: &mut TcpStream) -> Received {
     let head = String::from_utf8(buffer[..header_end].to_vec()).unwrap();
     let mut lines = head.split("\r\n");
     let request_line = lines.next().unwrap().to_owned();
+    let at = Instant::now();
     let mut content_length = 0;
     let mut authorization = None;
+    let mut headers = HashMap::new();
     for line in lines {
         if let Some((name, value)) = line.split_once(':') {
-            match name.trim().to_ascii_lowercase().as_str() {
+            let name = name.trim().to_ascii_lowercase();
+            match name.as_str() {
                 "content-length" => content_length = value.trim().parse().unwrap(),
                 "authorization" => authorization = Some(value.trim().to_owned()),
                 _ => {}
             }
+            headers.insert(name, value.trim().to_owned());
         }
     }
     while buffer.len() < header_end + content_length {
@@ -124,6 +138,8 @@ async fn read_request(socket: &mut TcpStream) -> Received {
     Received {
         request_line,
         authorization,
+        headers,
+        at,
         body: serde_json::from_slice(&buffer[header_end..header_end + content_length]).unwrap(),
     }
 }
@@ -147,6 +163,30 @@ async fn serve(socket: &mut TcpStream, reply: Reply, disconnected: &Notify) {
             socket.write_all(head.as_bytes()).await.unwrap();
             socket.write_all(body.as_bytes()).await.unwrap();
             let _ = socket.shutdown().await;
+        }
+        Reply::Raw(status, headers, body) => {
+            let mut head = format!(
+                "HTTP/1.1 {status} Scripted\r\ncontent-length: {}\r\nconnection: close\r\n",
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            socket.write_all(head.as_bytes()).await.unwrap();
+            // The client stops reading a long error body; the write then fails, as it should.
+            let _ = socket.write_all(&body).await;
+            let _ = socket.shutdown().await;
+        }
+        Reply::EventsThenKeepAlive(events) => {
+            write_events(socket, &events).await;
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                if socket.write_all(b": keep-alive\n\n").await.is_err() {
+                    break;
+                }
+            }
+            disconnected.notify_one();
         }
         Reply::EventsThenStall(events) => {
             write_events(socket, &events).await;
@@ -259,12 +299,18 @@ struct Run {
     events: Vec<Event>,
 }
 
+/// The tests' configuration: short retry waits, so retried tests stay fast.
 fn config(server: &Server) -> OpenAiConfig {
     OpenAiConfig::new(&server.base_url, "scripted-model")
         .unwrap()
         .with_api_key("sk-test")
         .with_request_timeout(Duration::from_secs(30))
         .with_stream_idle_timeout(Duration::from_secs(30))
+        .with_retry(
+            RetryPolicy::default()
+                .with_initial_delay(Duration::from_millis(20))
+                .with_max_delay(Duration::from_secs(5)),
+        )
 }
 
 /// Runs one turn in which the user asks `question`, with the forecast tool registered.
@@ -278,37 +324,93 @@ async fn run_turn_with(
     cancellation: CancellationToken,
     on_event: impl Fn(&Event, &CancellationToken) + Send + Sync + 'static,
 ) -> Run {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let recorded = Arc::clone(&events);
-    let token = cancellation.clone();
-    let runner = TurnRunner::builder()
-        .storage(NoopStorage::new())
-        .tool(forecast())
-        .observe(move |event| {
-            recorded.lock().unwrap().push(event.clone());
-            on_event(event, &token);
-        })
-        .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
-            Box::pin(async move {
-                ctx.store_message(Message::user("m-user", question)?)
-                    .await?;
-                // How the rest went is the outcome's to tell; each test checks it there.
-                let _downstream = next.run(ctx).await;
-                Ok::<(), BoxError>(())
+    let turn = Turn {
+        executor: OpenAiExecutor::new(config).unwrap(),
+        question: Message::user("m-user", question).unwrap(),
+        tools: vec![forecast()],
+        cancellation,
+    };
+    turn.run(on_event).await
+}
+
+/// Everything one turn can vary.
+struct Turn {
+    executor: OpenAiExecutor,
+    question: Message,
+    tools: Vec<Tool>,
+    cancellation: CancellationToken,
+}
+
+impl Turn {
+    fn new(executor: OpenAiExecutor, question: &str) -> Self {
+        Self {
+            executor,
+            question: Message::user("m-user", question).unwrap(),
+            tools: vec![forecast()],
+            cancellation: CancellationToken::new(),
+        }
+    }
+
+    async fn run(
+        self,
+        on_event: impl Fn(&Event, &CancellationToken) + Send + Sync + 'static,
+    ) -> Run {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&events);
+        let token = self.cancellation.clone();
+        let question = self.question;
+        let mut builder = TurnRunner::builder()
+            .storage(NoopStorage::new())
+            .observe(move |event| {
+                recorded.lock().unwrap().push(event.clone());
+                on_event(event, &token);
             })
-        }))
-        .executor(OpenAiExecutor::new(config).unwrap())
-        .build();
-    let raw = RawTurnContext::new("conversation-1", "You forecast weather.")
-        .standing_instruction("Answer in English.")
-        .cancellation(cancellation);
-    // A bound on the whole turn, so a hang fails the test instead of stalling the suite.
-    let outcome = tokio::time::timeout(Duration::from_secs(20), runner.run(raw))
-        .await
-        .expect("the turn did not end within 20 s")
-        .unwrap();
-    let events = events.lock().unwrap().clone();
-    Run { outcome, events }
+            .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+                let question = question.clone();
+                Box::pin(async move {
+                    ctx.store_message(question).await?;
+                    // How the rest went is the outcome's to tell; each test checks it there.
+                    let _downstream = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            }));
+        for tool in self.tools {
+            builder = builder.tool(tool);
+        }
+        let runner = builder.executor(self.executor).build();
+        let raw = RawTurnContext::new("conversation-1", "You forecast weather.")
+            .standing_instruction("Answer in English.")
+            .cancellation(self.cancellation);
+        // A bound on the whole turn, so a hang fails the test instead of stalling the suite.
+        let outcome = tokio::time::timeout(Duration::from_secs(20), runner.run(raw))
+            .await
+            .expect("the turn did not end within 20 s")
+            .unwrap();
+        let events = events.lock().unwrap().clone();
+        Run { outcome, events }
+    }
+}
+
+/// The `openai.retry` log records of a run: (attempt, delay in ms).
+fn retries(run: &Run) -> Vec<(u64, u64)> {
+    run.events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Log(record) if record.kind == "openai.retry" => {
+                let payload = record.payload.as_ref().unwrap();
+                Some((
+                    payload["attempt"].as_u64().unwrap(),
+                    payload["delay_ms"].as_u64().unwrap(),
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The position of the first event matching `wanted`.
+fn position(run: &Run, wanted: impl Fn(&Event) -> bool) -> usize {
+    run.events.iter().position(wanted).expect("no such event")
 }
 
 fn failure(run: &Run) -> &TurnError {
@@ -377,7 +479,7 @@ async fn streamed_text_chunks_are_reported_as_message_events_and_stored_as_one_a
         .filter_map(|event| match event {
             Event::Message(content) => Some((
                 content.delta.clone(),
-                content.full.clone(),
+                content.full.to_string(),
                 content.is_complete,
             )),
             _ => None,
@@ -578,7 +680,11 @@ async fn an_error_status_fails_the_dispatch_with_the_servers_message() {
     )])
     .await;
 
-    let run = run_turn(config(&server), "Weather in Oslo?").await;
+    let run = run_turn(
+        config(&server).with_retry(RetryPolicy::none()),
+        "Weather in Oslo?",
+    )
+    .await;
 
     assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Nack));
     let error = failure(&run);
@@ -619,16 +725,20 @@ async fn a_stream_that_stalls_after_its_headers_times_out() {
 }
 
 #[tokio::test]
-async fn a_refused_connection_is_a_connect_error_naming_the_endpoint() {
+async fn a_refused_connection_is_retried_then_reported_as_a_connect_error_naming_the_endpoint() {
     // A port that was just free: bind, read it, close.
     let port = {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         listener.local_addr().unwrap().port()
     };
-    let config = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m").unwrap();
+    let config = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m")
+        .unwrap()
+        .with_retry(RetryPolicy::default().with_initial_delay(Duration::from_millis(10)));
 
     let run = run_turn(config, "Weather in Oslo?").await;
 
+    // A connection error is retried (twice by default) before it is reported.
+    assert_eq!(retries(&run).len(), 2);
     let error = failure(&run);
     assert_eq!(error.code(), ErrorCode::ExecutorError);
     assert!(
@@ -685,7 +795,7 @@ async fn a_turn_cancelled_mid_stream_ends_aborted_and_drops_the_request() {
 }
 
 #[tokio::test]
-async fn a_json_body_instead_of_an_event_stream_is_refused_with_what_it_said() {
+async fn a_json_body_instead_of_an_event_stream_is_read_as_a_whole_answer_or_as_its_error() {
     let server = Server::start(vec![
         Reply::Status(200, json!({"error": {"message": "quota exhausted"}})),
         Reply::Status(200, json!({"choices": [{"message": {"content": "hi"}}]})),
@@ -705,16 +815,15 @@ async fn a_json_body_instead_of_an_event_stream_is_refused_with_what_it_said() {
     ));
 
     let unstreamed = run_turn(config(&server), "Weather in Oslo?").await;
-    let error = failure(&unstreamed);
     assert!(
-        error.message().contains("stream: true"),
-        "{}",
-        error.message()
+        unstreamed.outcome.is_completed(),
+        "{:?}",
+        unstreamed.outcome.status
     );
-    assert!(matches!(
-        openai_error(error),
-        OpenAiError::MalformedStream { data, .. } if data.contains("\"hi\"")
-    ));
+    assert_eq!(
+        transcript(&unstreamed.outcome),
+        ["user: Weather in Oslo?", "assistant: hi"]
+    );
 }
 
 #[tokio::test]
@@ -750,5 +859,659 @@ async fn a_call_of_an_unknown_tool_is_stored_failed_and_its_error_is_sent_back_t
             && sent_back.contains("\"teleport\"")
             && sent_back.contains("\"forecast\""),
         "{sent_back}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Order of reports and closing of streams.
+
+#[tokio::test]
+async fn a_tool_call_is_announced_once_with_its_arguments_and_stats_follow_the_completed_message() {
+    let mut first = vec![delta(json!({"role": "assistant", "content": "Checking."}))];
+    first.extend(forecast_call("call_abc", "Oslo"));
+    let server = Server::start(vec![
+        Reply::Events(first),
+        Reply::Events(text_answer(&["Sunny."])),
+    ])
+    .await;
+
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Ack));
+    let announcements: Vec<&Value> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCall(call) if call.results.is_none() => Some(&call.args),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(announcements, [&json!({"city": "Oslo"})]);
+    let message_complete = position(
+        &run,
+        |event| matches!(event, Event::Message(content) if content.is_complete),
+    );
+    let announced = position(&run, |event| matches!(event, Event::ToolCall(_)));
+    let stats = position(&run, |event| matches!(event, Event::GenerationStats { .. }));
+    let executed = position(&run, |event| {
+        matches!(event, Event::ToolExecutionStart { .. })
+    });
+    assert!(
+        message_complete < announced && announced < stats && stats < executed,
+        "message complete {message_complete}, call announced {announced}, stats {stats}, \
+         tool started {executed}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_mid_stream_closes_the_started_message_as_interrupted() {
+    let server = Server::start(vec![Reply::Events(vec![
+        delta(json!({"role": "assistant", "reasoning_content": "Hmm."})),
+        delta(json!({"content": "Sunny in"})),
+        data(json!({"error": {"message": "upstream disconnected"}})),
+    ])])
+    .await;
+
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    let error = failure(&run);
+    assert!(matches!(
+        openai_error(error),
+        OpenAiError::StreamedError { .. }
+    ));
+    for kind in ["message", "thought"] {
+        let last = run
+            .events
+            .iter()
+            .rev()
+            .find_map(|event| match (kind, event) {
+                ("message", Event::Message(content)) | ("thought", Event::Thought(content)) => {
+                    Some(content)
+                }
+                _ => None,
+            })
+            .unwrap();
+        assert!(
+            last.is_complete && last.is_interrupted,
+            "the {kind} stream was left open: {last:?}"
+        );
+    }
+    let last_message = run.events.iter().rev().find_map(|event| match event {
+        Event::Message(content) => Some(content.full.to_string()),
+        _ => None,
+    });
+    assert_eq!(last_message.as_deref(), Some("Sunny in"));
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_closes_the_started_message_as_interrupted() {
+    let server = Server::start(vec![Reply::EventsThenStall(vec![delta(
+        json!({"role": "assistant", "content": "Let me think"}),
+    )])])
+    .await;
+
+    let run = run_turn_with(
+        config(&server),
+        "Weather in Oslo?",
+        CancellationToken::new(),
+        |event, token| {
+            if matches!(event, Event::Message(content) if !content.is_complete) {
+                token.cancel();
+            }
+        },
+    )
+    .await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Aborted));
+    let messages: Vec<(bool, bool)> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Message(content) => Some((content.is_complete, content.is_interrupted)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages, [(false, false), (true, true)]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retries.
+
+#[tokio::test]
+async fn a_503_is_retried_with_a_logged_attempt_and_the_retry_succeeds() {
+    let server = Server::start(vec![
+        Reply::Status(503, json!({"error": {"message": "overloaded"}})),
+        Reply::Events(text_answer(&["Sunny."])),
+    ])
+    .await;
+
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    assert_eq!(
+        transcript(&run.outcome),
+        ["user: Weather in Oslo?", "assistant: Sunny."]
+    );
+    assert_eq!(server.received().len(), 2);
+    let logged = retries(&run);
+    assert_eq!(logged.len(), 1);
+    assert_eq!(logged[0].0, 1, "the first retry is attempt 1");
+    assert!(
+        logged[0].1 <= 20,
+        "the first wait is at most the initial delay"
+    );
+}
+
+#[tokio::test]
+async fn a_429_waits_as_long_as_retry_after_says() {
+    let server = Server::start(vec![
+        Reply::Raw(
+            429,
+            vec![
+                ("content-type", "application/json".to_owned()),
+                ("retry-after", "1".to_owned()),
+            ],
+            br#"{"error":{"message":"rate limited"}}"#.to_vec(),
+        ),
+        Reply::Events(text_answer(&["Sunny."])),
+    ])
+    .await;
+
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    let received = server.received();
+    let waited = received[1].at.duration_since(received[0].at);
+    assert!(
+        waited >= Duration::from_millis(950) && waited < Duration::from_millis(2500),
+        "waited {waited:?} for a Retry-After of 1 s"
+    );
+    assert_eq!(retries(&run), [(1, 1000)]);
+}
+
+#[tokio::test]
+async fn a_retry_after_longer_than_the_ceiling_is_not_waited_out() {
+    let server = Server::start(vec![Reply::Raw(
+        429,
+        vec![("retry-after", "3600".to_owned())],
+        b"slow down".to_vec(),
+    )])
+    .await;
+
+    let started = Instant::now();
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(retries(&run).is_empty());
+    assert!(matches!(
+        openai_error(failure(&run)),
+        OpenAiError::Status { status: 429, message, .. } if message == "slow down"
+    ));
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_after_its_first_byte_is_not_retried() {
+    // The connection closes mid-answer: no `finish_reason`, no `[DONE]`.
+    let server = Server::start(vec![
+        Reply::Events(vec![delta(
+            json!({"role": "assistant", "content": "Sunny"}),
+        )]),
+        Reply::Events(text_answer(&["A second answer nobody asked for."])),
+    ])
+    .await;
+
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    assert!(matches!(
+        openai_error(failure(&run)),
+        OpenAiError::MalformedStream { .. }
+    ));
+    assert!(retries(&run).is_empty());
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_long_error_body_is_cut_at_the_cap_and_marked_truncated() {
+    let body = "x".repeat(8 << 20);
+    let server = Server::start(vec![Reply::Raw(
+        500,
+        vec![("content-type", "text/plain".to_owned())],
+        body.into_bytes(),
+    )])
+    .await;
+
+    let run = run_turn(
+        config(&server).with_retry(RetryPolicy::none()),
+        "Weather in Oslo?",
+    )
+    .await;
+
+    match openai_error(failure(&run)) {
+        OpenAiError::Status {
+            status: 500,
+            message,
+            body,
+            body_truncated,
+            ..
+        } => {
+            assert_eq!(body.len(), adk::openai::MAX_ERROR_BODY);
+            assert!(body_truncated);
+            assert!(
+                message.len() < 4096 && message.ends_with("(truncated)"),
+                "{message}"
+            );
+        }
+        other => panic!("unexpected error {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeouts.
+
+#[tokio::test]
+async fn a_stream_kept_alive_forever_ends_at_the_overall_deadline() {
+    let server = Server::start(vec![Reply::EventsThenKeepAlive(vec![delta(
+        json!({"role": "assistant", "content": "Thinking"}),
+    )])])
+    .await;
+    let config = config(&server).with_total_timeout(Some(Duration::from_millis(500)));
+
+    let started = Instant::now();
+    let run = run_turn(config, "Weather in Oslo?").await;
+
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(matches!(
+        openai_error(failure(&run)),
+        OpenAiError::Timeout { phase: TimeoutPhase::Total, after } if *after == Duration::from_millis(500)
+    ));
+    tokio::time::timeout(Duration::from_secs(10), server.disconnected.notified())
+        .await
+        .expect("the client kept the timed-out connection open");
+}
+
+// ---------------------------------------------------------------------------------------------
+// URLs and headers.
+
+#[tokio::test]
+async fn a_base_url_query_string_is_kept_after_the_path() {
+    let server = Server::start(vec![Reply::Events(text_answer(&["Sunny."]))]).await;
+    let config = OpenAiConfig::new(format!("{}?tenant=7&region=eu", server.base_url), "m").unwrap();
+
+    let run = run_turn(config, "Weather in Oslo?").await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    assert_eq!(
+        server.received()[0].request_line,
+        "POST /v1/chat/completions?tenant=7&region=eu HTTP/1.1"
+    );
+}
+
+#[tokio::test]
+async fn default_and_per_request_headers_and_the_user_agent_are_on_the_wire() {
+    let server = Server::start(vec![Reply::Events(text_answer(&["Sunny."]))]).await;
+    let config = config(&server)
+        .with_header("OpenAI-Organization", "org-1")
+        .unwrap()
+        .with_header("X-Gateway-Key", "default")
+        .unwrap();
+    let executor = OpenAiExecutor::new(config)
+        .unwrap()
+        .with_request_hook(|ctx, request| {
+            let value = format!("dispatch-{}", ctx.iteration());
+            request
+                .headers
+                .insert("x-request-tag", value.parse().unwrap());
+            request
+                .headers
+                .insert("x-gateway-key", "per-request".parse().unwrap());
+        });
+
+    let run = Turn::new(executor, "Weather in Oslo?").run(|_, _| {}).await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    let headers = &server.received()[0].headers;
+    assert_eq!(headers["openai-organization"], "org-1");
+    assert_eq!(headers["x-request-tag"], "dispatch-0");
+    assert_eq!(headers["x-gateway-key"], "per-request");
+    assert_eq!(headers["authorization"], "Bearer sk-test");
+    assert_eq!(headers["user-agent"], adk::openai::USER_AGENT);
+    assert!(adk::openai::USER_AGENT.contains("adk/"));
+}
+
+#[tokio::test]
+async fn azure_sends_the_key_as_api_key_to_the_deployment_url_with_the_api_version() {
+    let server = Server::start(vec![Reply::Events(text_answer(&["Sunny."]))]).await;
+    let resource = server.base_url.trim_end_matches("/v1");
+    let config = OpenAiConfig::azure(resource, "gpt-4o-prod", "2024-10-21")
+        .unwrap()
+        .with_api_key("azure-key");
+
+    let run = run_turn(config, "Weather in Oslo?").await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    let received = &server.received()[0];
+    assert_eq!(
+        received.request_line,
+        "POST /openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21 HTTP/1.1"
+    );
+    assert_eq!(received.headers["api-key"], "azure-key");
+    assert_eq!(received.authorization, None);
+    assert_eq!(received.body["model"], "gpt-4o-prod");
+}
+
+#[tokio::test]
+async fn a_client_passed_in_is_the_one_that_sends() {
+    let server = Server::start(vec![Reply::Events(text_answer(&["Sunny."]))]).await;
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("x-from-my-client", "yes".parse().unwrap());
+    let client = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap();
+
+    let executor = OpenAiExecutor::with_client(config(&server), client);
+    let run = Turn::new(executor, "Weather in Oslo?").run(|_, _| {}).await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    assert_eq!(server.received()[0].headers["x-from-my-client"], "yes");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request shaping and modes.
+
+#[tokio::test]
+async fn a_request_hook_sets_tool_choice_on_the_first_iteration_only() {
+    let server = Server::start(vec![
+        Reply::Events(forecast_call("call_abc", "Oslo")),
+        Reply::Events(text_answer(&["Sunny."])),
+    ])
+    .await;
+    let executor = OpenAiExecutor::new(config(&server))
+        .unwrap()
+        .with_request_hook(|ctx, request| {
+            if ctx.iteration() == 0 {
+                request
+                    .body
+                    .insert("tool_choice".to_owned(), json!("required"));
+            }
+            request.body.insert("temperature".to_owned(), json!(0.1));
+        });
+
+    let run = Turn::new(executor, "Weather in Oslo?").run(|_, _| {}).await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Ack));
+    let received = server.received();
+    assert_eq!(received[0].body["tool_choice"], "required");
+    assert_eq!(received[1].body.get("tool_choice"), None);
+    assert_eq!(received[1].body["temperature"], 0.1);
+}
+
+#[tokio::test]
+async fn non_streaming_mode_asks_for_one_body_and_reports_it_as_one_chunk() {
+    let server = Server::start(vec![Reply::Status(
+        200,
+        json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": "scripted-model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "Sunny in Oslo."}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14},
+        }),
+    )])
+    .await;
+
+    let run = run_turn(config(&server).with_streaming(false), "Weather in Oslo?").await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    let received = &server.received()[0];
+    assert_eq!(received.body["stream"], false);
+    assert_eq!(received.body.get("stream_options"), None);
+    assert_eq!(received.headers["accept"], "application/json");
+    let chunks: Vec<(String, bool)> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Message(content) => Some((content.delta.clone(), content.is_complete)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        chunks,
+        [("Sunny in Oslo.".to_owned(), false), (String::new(), true)]
+    );
+    let total = run.events.iter().find_map(|event| match event {
+        Event::GenerationStats { stats, .. } => stats.total_tokens,
+        _ => None,
+    });
+    assert_eq!(total, Some(14));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parallel tool calls.
+
+/// A tool that sleeps `millis` milliseconds and answers with its label.
+fn sleeper() -> Tool {
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct SleepArgs {
+        /// What to answer.
+        label: String,
+        /// How long to take.
+        millis: u64,
+    }
+    Tool::typed::<SleepArgs>("sleep")
+        .description("Sleeps, then answers.")
+        .handler(|args: SleepArgs, _invocation| async move {
+            tokio::time::sleep(Duration::from_millis(args.millis)).await;
+            Ok(format!("{} done", args.label))
+        })
+        .build()
+        .unwrap()
+}
+
+fn sleep_calls(calls: &[(&str, u64)]) -> Vec<String> {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (label, millis))| {
+            json!({"index": index, "id": format!("call_{label}"), "type": "function",
+                   "function": {"name": "sleep",
+                                "arguments": json!({"label": label, "millis": millis}).to_string()}})
+        })
+        .collect();
+    vec![
+        delta(json!({"role": "assistant", "tool_calls": tool_calls})),
+        finish("tool_calls"),
+        done(),
+    ]
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_run_concurrently_and_their_results_keep_the_models_order() {
+    let server = Server::start(vec![
+        Reply::Events(sleep_calls(&[("a", 400), ("b", 200), ("c", 10)])),
+        Reply::Events(text_answer(&["All done."])),
+    ])
+    .await;
+    let mut turn = Turn::new(
+        OpenAiExecutor::new(config(&server)).unwrap(),
+        "Sleep three times.",
+    );
+    turn.tools = vec![sleeper()];
+
+    let run = turn.run(|_, _| {}).await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Ack));
+    let mut spans = Vec::new();
+    for event in &run.events {
+        if let Event::ToolExecutionEnd {
+            started_at,
+            ended_at,
+            tool_name,
+            ..
+        } = event
+        {
+            assert_eq!(tool_name, "sleep");
+            spans.push((*started_at, *ended_at));
+        }
+    }
+    assert_eq!(spans.len(), 3);
+    let last_start = spans.iter().map(|span| span.0).max().unwrap();
+    let first_end = spans.iter().map(|span| span.1).min().unwrap();
+    assert!(
+        last_start < first_end,
+        "every call started before any ended: {spans:?}"
+    );
+    let results: Vec<(String, String)> = server.received()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| {
+            (
+                message["tool_call_id"].as_str().unwrap().to_owned(),
+                message["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("call_1", "a done"),
+            ("call_2", "b done"),
+            ("call_3", "c done")
+        ]
+        .map(|(id, text)| (id.to_owned(), text.to_owned()))
+    );
+}
+
+#[tokio::test]
+async fn a_concurrency_limit_of_one_runs_tool_calls_one_after_another() {
+    let server = Server::start(vec![
+        Reply::Events(sleep_calls(&[("a", 50), ("b", 50)])),
+        Reply::Events(text_answer(&["All done."])),
+    ])
+    .await;
+    let mut turn = Turn::new(
+        OpenAiExecutor::new(config(&server).with_max_concurrent_tools(1)).unwrap(),
+        "Sleep twice.",
+    );
+    turn.tools = vec![sleeper()];
+
+    let run = turn.run(|_, _| {}).await;
+
+    let spans: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolExecutionEnd {
+                started_at,
+                ended_at,
+                ..
+            } => Some((*started_at, *ended_at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spans.len(), 2);
+    assert!(spans[0].1 <= spans[1].0, "{spans:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Media.
+
+#[tokio::test]
+async fn user_attachments_and_media_tool_results_are_sent_as_content_parts() {
+    use adk::bytes::MediaReader;
+    use adk::primitives::{Media, MediaKind};
+
+    let png = Media::user_attachment(
+        MediaKind::Image,
+        "image/png",
+        "photo.png",
+        MediaReader::from_bytes(&b"\x89PNG"[..]),
+    )
+    .unwrap();
+    let linked = Media::user_attachment(
+        MediaKind::Image,
+        "image/jpeg",
+        "sky.jpg",
+        MediaReader::detached("sky"),
+    )
+    .unwrap()
+    .with_source("https://images.example/sky.jpg");
+    let notes = Media::user_attachment(
+        MediaKind::Document,
+        "text/plain",
+        "notes.txt",
+        MediaReader::from_bytes(&b"bring an umbrella"[..]),
+    )
+    .unwrap();
+    let question = Message::user("m-user", "What is in these?")
+        .unwrap()
+        .with_attachments(vec![png, linked, notes])
+        .unwrap();
+    let chart = Tool::typed::<ForecastArgs>("chart")
+        .description("Draws tomorrow's weather.")
+        .handler(|_args: ForecastArgs, _invocation| async move {
+            let chart = Media::tool_generated(
+                MediaKind::Image,
+                "image/png",
+                "chart.png",
+                MediaReader::from_bytes(&b"chart"[..]),
+            )
+            .map_err(adk::primitives::ToolError::new)?;
+            Ok(adk::primitives::ToolOutput::Media(vec![chart]))
+        })
+        .build()
+        .unwrap();
+    let chart_call = vec![
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                     "function": {"name": "chart", "arguments": "{\"city\":\"Oslo\"}"}}]}),
+        ),
+        finish("tool_calls"),
+        done(),
+    ];
+    let server = Server::start(vec![
+        Reply::Events(chart_call),
+        Reply::Events(text_answer(&["A photo, the sky, a note and a chart."])),
+    ])
+    .await;
+    let turn = Turn {
+        executor: OpenAiExecutor::new(config(&server)).unwrap(),
+        question,
+        tools: vec![chart],
+        cancellation: CancellationToken::new(),
+    };
+
+    let run = turn.run(|_, _| {}).await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Ack));
+    let received = server.received();
+    let messages = received[1].body["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        messages[2],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "What is in these?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+            {"type": "image_url", "image_url": {"url": "https://images.example/sky.jpg"}},
+            {"type": "text", "text": "notes.txt:\nbring an umbrella"},
+        ]})
+    );
+    assert_eq!(messages[4]["role"], "tool");
+    assert!(
+        messages[4]["content"]
+            .as_str()
+            .unwrap()
+            .contains("chart.png (image/png)"),
+        "{}",
+        messages[4]
+    );
+    assert_eq!(
+        messages[5],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "Media returned by tool call call_1 (chart):"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,Y2hhcnQ="}},
+        ]})
     );
 }

@@ -315,6 +315,52 @@ async fn records_of_another_conversation_are_invisible() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_and_bytes_of_another_app_user_or_thread_are_invisible() {
+    let (_folder, storage) = open_fresh().await;
+    let ours = StorageContext::new("shared-conversation");
+    storage
+        .store_message(&ours, Message::user("m-1", "ours").unwrap())
+        .await
+        .unwrap();
+    storage
+        .store_media_bytes(&ours, "photo".into(), b"ours".to_vec().into())
+        .await
+        .unwrap();
+    let neighbours = [
+        StorageContext::new("shared-conversation").with_app_name("another-app"),
+        StorageContext::new("shared-conversation").with_user_id("another-user"),
+        StorageContext::new("shared-conversation").with_thread_id("another-thread"),
+    ];
+    for theirs in &neighbours {
+        assert!(storage.fetch_messages(theirs).await.unwrap().is_empty());
+        assert!(
+            storage
+                .media_reader(theirs, "photo")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // The same ids are free for them, and their writes leave ours alone.
+        storage
+            .store_message(theirs, Message::user("m-1", "theirs").unwrap())
+            .await
+            .unwrap();
+        storage
+            .store_media_bytes(theirs, "photo".into(), b"theirs".to_vec().into())
+            .await
+            .unwrap();
+    }
+    let fetched = storage.fetch_messages(&ours).await.unwrap();
+    assert_eq!(fetched.len(), 1);
+    assert_eq!(
+        fetched[0].content().map(ToString::to_string).as_deref(),
+        Some("ours")
+    );
+    let photo = storage.media_reader(&ours, "photo").await.unwrap().unwrap();
+    assert_eq!(&photo.read_all().await.unwrap()[..], b"ours");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storing_an_existing_id_is_a_conflict_but_an_equal_instruction_is_kept_once() {
     let (_folder, storage) = open_fresh().await;
     let ctx = StorageContext::new("conflicts");
@@ -367,11 +413,309 @@ async fn a_database_from_a_newer_schema_is_refused_with_both_versions_named() {
         source,
         SqliteError::SchemaTooNew {
             found: 99,
-            supported: 1,
+            supported: 2,
             ..
         }
     ));
     assert!(error.to_string().contains("schema version 99"), "{error}");
+}
+
+// The version 1 schema's byte tables, as adk wrote them before bytes were scoped per
+// conversation: one set of bytes per (conduit, id) for every conversation.
+const VERSION_1_PRIMITIVE_TABLES: [&str; 6] = [
+    "memories",
+    "messages",
+    "thoughts",
+    "tool_calls",
+    "retrievables",
+    "standing_instructions",
+];
+
+const VERSION_1_SCHEMA: &str = "
+    CREATE TABLE blobs (
+        key INTEGER PRIMARY KEY AUTOINCREMENT, conduit TEXT NOT NULL, id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL, byte_length INTEGER NOT NULL,
+        chunk_count INTEGER NOT NULL, UNIQUE (conduit, id));
+    CREATE TABLE blob_chunks (
+        blob_key INTEGER NOT NULL REFERENCES blobs (key) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL, data BLOB NOT NULL,
+        PRIMARY KEY (blob_key, sequence)) WITHOUT ROWID;
+    INSERT INTO blobs VALUES (1, 'retrievable', 'manual', 'owner', 9, 2);
+    INSERT INTO blob_chunks VALUES (1, 0, CAST('step ' AS BLOB)), (1, 1, CAST('one' AS BLOB));
+    PRAGMA user_version = 1;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_file_is_upgraded_and_its_records_and_bytes_stay_with_the_conversation_that_wrote_them()
+ {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("version-1.db");
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    for table in VERSION_1_PRIMITIVE_TABLES {
+        connection
+            .execute_batch(&format!(
+                "CREATE TABLE {table} (
+                    sequence INTEGER PRIMARY KEY, conversation_id TEXT NOT NULL,
+                    id TEXT NOT NULL, turn_id TEXT NOT NULL, record TEXT NOT NULL,
+                    UNIQUE (conversation_id, id));
+                 CREATE INDEX {table}_in_order ON {table} (conversation_id, sequence);"
+            ))
+            .unwrap();
+    }
+    for (id, text) in [("m-1", "first"), ("m-2", "second")] {
+        let json = serde_json::to_string(&Message::user(id, text).unwrap()).unwrap();
+        connection
+            .execute(
+                "INSERT INTO messages (conversation_id, id, turn_id, record)
+                 VALUES ('owner', ?1, 't-1', ?2)",
+                [id, &json],
+            )
+            .unwrap();
+    }
+    connection.execute_batch(VERSION_1_SCHEMA).unwrap();
+    drop(connection);
+
+    let storage = SqliteStorage::open(&path).await.unwrap();
+    let owner = StorageContext::new("owner");
+    // Records written before apps, users and threads existed belong to the defaults.
+    assert_eq!(
+        message_ids(&storage.fetch_messages(&owner).await.unwrap()),
+        ["m-1", "m-2"]
+    );
+    assert!(
+        storage
+            .fetch_messages(&StorageContext::new("owner").with_user_id("someone-else"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let stranger = StorageContext::new("stranger");
+    let kept = storage
+        .retrievable_reader(&owner, "manual")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&kept.read_all().await.unwrap()[..], b"step one");
+    assert!(
+        storage
+            .retrievable_reader(&stranger, "manual")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Another conversation may now use the id without touching the owner's bytes.
+    storage
+        .store_retrievable_bytes(&stranger, "manual".into(), "theirs".into())
+        .await
+        .unwrap();
+    assert_eq!(&kept.read_all().await.unwrap()[..], b"step one");
+    assert_eq!(storage.integrity_check().await.unwrap(), "ok");
+    drop(storage);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_conversations_writing_bytes_under_one_id_each_read_back_their_own() {
+    let (_folder, storage) = open_fresh().await;
+    let alice = StorageContext::new("alice");
+    let bob = StorageContext::new("bob");
+    let chunk = |text: &'static str| {
+        let chunk = Retrievable::new("notes", text, TrustTier::FirstParty).unwrap();
+        (chunk.clone(), chunk.spoolable_text().unwrap())
+    };
+    for (ctx, text) in [(&alice, "alice's notes"), (&bob, "bob's notes")] {
+        let (record, spooled) = chunk(text);
+        let reader = storage
+            .store_retrievable_bytes(ctx, "notes".into(), spooled.into())
+            .await
+            .unwrap();
+        storage
+            .store_retrievable(ctx, record.into_spooled(reader))
+            .await
+            .unwrap();
+        storage
+            .store_media_bytes(ctx, "photo".into(), text.as_bytes().to_vec().into())
+            .await
+            .unwrap();
+    }
+
+    for (ctx, text) in [(&alice, "alice's notes"), (&bob, "bob's notes")] {
+        let fetched = storage.fetch_retrievables(ctx).await.unwrap();
+        assert_eq!(fetched[0].content_string().await.unwrap(), text);
+        let spool = storage
+            .retrievable_reader(ctx, "notes")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&spool.read_all().await.unwrap()[..], text.as_bytes());
+        let media = storage.media_reader(ctx, "photo").await.unwrap().unwrap();
+        assert_eq!(&media.read_all().await.unwrap()[..], text.as_bytes());
+    }
+    assert!(
+        storage
+            .media_reader(&StorageContext::new("carol"), "photo")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+// A stream that yields `first` and then nothing until it is dropped, reporting when it is.
+fn stalled_after(first: &'static [u8], dropped: Arc<tokio::sync::Notify>) -> ConduitBytes {
+    struct ReportDrop(Arc<tokio::sync::Notify>);
+    impl Drop for ReportDrop {
+        fn drop(&mut self) {
+            self.0.notify_one();
+        }
+    }
+    let guard = ReportDrop(dropped);
+    ConduitBytes::from_stream(
+        futures_util::stream::once(async move { Ok(Bytes::from_static(first)) }).chain(
+            futures_util::stream::once(async move {
+                let _guard = guard;
+                std::future::pending::<std::io::Result<Bytes>>().await
+            }),
+        ),
+    )
+}
+
+fn blob_rows(path: &std::path::Path) -> (i64, i64) {
+    let connection = rusqlite::Connection::open(path).unwrap();
+    let count = |table: &str| {
+        connection
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
+            .unwrap()
+    };
+    (count("blobs"), count("blob_chunks"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_upload_delays_no_other_conversations_write() {
+    let (_folder, storage) = open_fresh().await;
+    let stalled_turn = tokio_util::sync::CancellationToken::new();
+    let stalled_ctx = StorageContext::new("slow").with_cancellation(stalled_turn.clone());
+    let dropped = Arc::new(tokio::sync::Notify::new());
+    let upload = {
+        let storage = storage.clone();
+        let stream = stalled_after(b"first chunk", Arc::clone(&dropped));
+        tokio::spawn(async move {
+            storage
+                .store_media_bytes(&stalled_ctx, "upload".into(), stream)
+                .await
+        })
+    };
+    // Let the stalled upload begin and write its first chunk.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+
+    let other = StorageContext::new("fast");
+    // Far longer than any write takes; before staging, these waited for the stalled stream
+    // until the turn was cancelled.
+    let patience = std::time::Duration::from_secs(20);
+    tokio::time::timeout(
+        patience,
+        storage.store_message(&other, Message::user("m-1", "hello").unwrap()),
+    )
+    .await
+    .expect("a message write waited for another conversation's stalled upload")
+    .unwrap();
+    tokio::time::timeout(
+        patience,
+        storage.store_media_bytes(&other, "upload".into(), b"whole".to_vec().into()),
+    )
+    .await
+    .expect("a byte write waited for another conversation's stalled upload")
+    .unwrap();
+    assert!(!upload.is_finished());
+
+    stalled_turn.cancel();
+    let error = upload.await.unwrap().unwrap_err();
+    assert!(matches!(error, StorageError::Cancelled { .. }), "{error}");
+    dropped.notified().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_conversations_streaming_one_id_beside_a_stalled_third_upload_neither_wait_nor_leak() {
+    let (folder, storage) = open_fresh().await;
+    let database = folder.path().join("agent.db");
+    let stalled_turn = tokio_util::sync::CancellationToken::new();
+    let stalled_ctx = StorageContext::new("third").with_cancellation(stalled_turn.clone());
+    let dropped = Arc::new(tokio::sync::Notify::new());
+    let stalled = {
+        let storage = storage.clone();
+        let stream = stalled_after(b"never finished", Arc::clone(&dropped));
+        tokio::spawn(async move {
+            storage
+                .store_retrievable_bytes(&stalled_ctx, "shared".into(), stream)
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+
+    let streams = ["first", "second"].map(|conversation| {
+        let storage = storage.clone();
+        tokio::spawn(async move {
+            let ctx = StorageContext::new(conversation);
+            let line = format!("{conversation} conversation's line\n");
+            let chunks: Vec<std::io::Result<Bytes>> =
+                (0..200).map(|_| Ok(Bytes::from(line.clone()))).collect();
+            let reader = storage
+                .store_retrievable_bytes(
+                    &ctx,
+                    "shared".into(),
+                    ConduitBytes::from_stream(futures_util::stream::iter(chunks)),
+                )
+                .await
+                .unwrap();
+            (ctx, line.repeat(200), reader)
+        })
+    });
+    for stream in streams {
+        let (ctx, expected, reader) =
+            tokio::time::timeout(std::time::Duration::from_secs(30), stream)
+                .await
+                .expect("a stream waited for the stalled upload")
+                .unwrap();
+        assert_eq!(&reader.read_all().await.unwrap()[..], expected.as_bytes());
+        let again = storage
+            .retrievable_reader(&ctx, "shared")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&again.read_all().await.unwrap()[..], expected.as_bytes());
+    }
+    assert!(!stalled.is_finished());
+
+    stalled_turn.cancel();
+    assert!(matches!(
+        stalled.await.unwrap().unwrap_err(),
+        StorageError::Cancelled { .. }
+    ));
+    dropped.notified().await;
+    // The stalled upload's staged rows are removed (by a job queued behind this write at the
+    // latest), and only the two published payloads remain.
+    storage
+        .store_message(
+            &StorageContext::new("third"),
+            Message::user("after", "x").unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        storage
+            .retrievable_reader(&StorageContext::new("third"), "shared")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let (blobs, chunks) = blob_rows(&database);
+    assert_eq!(blobs, 2, "a staged or replaced blob row was left behind");
+    // 200 lines of under 30 bytes fit in one 64 KiB chunk per arriving line: 200 each.
+    assert_eq!(chunks, 400, "chunks of a staged upload were left behind");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,12 +898,22 @@ async fn both_conduits_keep_text_bytes_and_streams_across_a_reopen() {
         .await
         .unwrap();
     for (id, _, expected) in inputs {
-        let spool = reopened.retrievable_reader(id).await.unwrap().unwrap();
+        let spool = reopened
+            .retrievable_reader(&ctx, id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(&spool.read_all().await.unwrap()[..], expected, "{id}");
-        let media = reopened.media_reader(id).await.unwrap().unwrap();
+        let media = reopened.media_reader(&ctx, id).await.unwrap().unwrap();
         assert_eq!(&media.read_all().await.unwrap()[..], expected, "{id}");
     }
-    assert!(reopened.media_reader("absent").await.unwrap().is_none());
+    assert!(
+        reopened
+            .media_reader(&ctx, "absent")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -579,7 +933,11 @@ async fn a_failing_stream_stores_nothing_and_keeps_the_earlier_bytes() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("the upload broke"), "{error}");
-    let kept = storage.retrievable_reader("doc").await.unwrap().unwrap();
+    let kept = storage
+        .retrievable_reader(&ctx, "doc")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(&kept.read_all().await.unwrap()[..], b"kept");
 }
 
@@ -631,7 +989,13 @@ async fn cancelling_the_turn_stops_a_stalled_stream_and_frees_the_writer() {
         .unwrap_err();
 
     assert!(matches!(error, StorageError::Cancelled { .. }), "{error}");
-    assert!(storage.media_reader("upload").await.unwrap().is_none());
+    assert!(
+        storage
+            .media_reader(&ctx, "upload")
+            .await
+            .unwrap()
+            .is_none()
+    );
     storage
         .store_message(&ctx, Message::user("after", "still writable").unwrap())
         .await

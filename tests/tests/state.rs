@@ -200,7 +200,7 @@ async fn writes_are_visible_at_once_to_later_middleware_and_the_executor() {
             })
         }))
         .build();
-    run(&runner, raw("ada", "s1")).await;
+    assert!(run(&runner, raw("ada", "s1")).await.is_completed());
     assert_eq!(seen.load(Ordering::SeqCst), 42);
 }
 
@@ -225,7 +225,7 @@ async fn null_is_committed_as_a_value_and_a_delete_as_a_removal() {
         }))
         .executor(acking())
         .build();
-    run(&runner, raw("ada", "s1")).await;
+    assert!(run(&runner, raw("ada", "s1")).await.is_completed());
     assert_eq!(
         stored(&store, "ada", "s1").await,
         *json!({"nothing": null}).as_object().expect("object")

@@ -1,6 +1,7 @@
 //! The storage contract: what any adapter must do, checked through the conformance suite, the
 //! no-op adapter, the erased handle the runner holds, and bytes streamed through both conduits.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -8,9 +9,10 @@ use adk::bytes::{
     ByteStore, ConduitBytes, FileSpoolStore, InMemorySpoolStore, MediaReader, SpoolReader,
 };
 use adk::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall, TrustTier,
+    Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
+    TrustTier,
 };
-use adk::storage::conformance::{Conformance, Step, Subject};
+use adk::storage::conformance::{Conformance, Partition, Step, Subject};
 use adk::storage::{
     NoopStorage, Primitive, SharedStorage, StorageAdapter, StorageContext, StorageError, TurnId,
 };
@@ -30,6 +32,19 @@ enum Fault {
     DeleteIgnored,
     RewriteKeepsFirstBytes,
     StoreFails,
+    /// Every conversation reads and writes one shared set of records.
+    IgnoresConversation,
+    /// Records are kept per app, conversation and thread, but every user shares them.
+    IgnoresUser,
+    /// A second store of an id adds a second record instead of a conflict.
+    DuplicateStoreAccepted,
+    /// A mutate of an id never stored succeeds (and stores nothing).
+    MutateOfMissingAccepted,
+    /// A delete removes the id from every conversation.
+    DeleteReachesEveryConversation,
+    /// Bytes are kept under their id alone, and a fetched retrievable is re-attached to
+    /// whatever bytes were last written under its id, by any conversation.
+    BytesKeyedByIdAlone,
 }
 
 #[derive(Default)]
@@ -42,8 +57,44 @@ struct Records {
     instructions: Vec<StandingInstruction>,
 }
 
+/// A primitive's list within one conversation's records.
+trait Listed: Keyed + Send + 'static {
+    fn list(records: &mut Records) -> &mut Vec<Self>;
+}
+
+macro_rules! listed {
+    ($($record:ty => $field:ident),* $(,)?) => {$(
+        impl Listed for $record {
+            fn list(records: &mut Records) -> &mut Vec<Self> {
+                &mut records.$field
+            }
+        }
+    )*};
+}
+
+listed!(
+    Memory => memories,
+    Message => messages,
+    Thought => thoughts,
+    ToolCall => tool_calls,
+    Retrievable => retrievables,
+    StandingInstruction => instructions,
+);
+
+/// Where a record belongs: app, user, conversation and thread.
+fn partition_key(ctx: &StorageContext) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        ctx.app_name(),
+        ctx.user_id(),
+        ctx.conversation_id(),
+        ctx.thread_id()
+    )
+}
+
+/// Every conversation's records, keyed by [`partition_key`].
 struct InMemoryStorage {
-    records: Mutex<Records>,
+    conversations: Mutex<HashMap<String, Records>>,
     retrievable_bytes: InMemorySpoolStore,
     media_bytes: InMemorySpoolStore,
     fault: Fault,
@@ -56,286 +107,309 @@ impl InMemoryStorage {
 
     fn with_fault(fault: Fault) -> Self {
         Self {
-            records: Mutex::new(Records::default()),
+            conversations: Mutex::new(HashMap::new()),
             retrievable_bytes: InMemorySpoolStore::new(),
             media_bytes: InMemorySpoolStore::new(),
             fault,
         }
     }
 
-    fn records(&self) -> Result<MutexGuard<'_, Records>, StorageError> {
-        self.records
+    fn conversations(&self) -> Result<MutexGuard<'_, HashMap<String, Records>>, StorageError> {
+        self.conversations
             .lock()
             .map_err(|_| StorageError::backend("the records lock was poisoned"))
     }
 
-    fn fetch<T: Clone>(&self, list: &[T]) -> Vec<T> {
-        let mut fetched = list.to_vec();
-        if self.fault == Fault::FetchReversed {
-            fetched.reverse();
+    fn conversation_key(&self, ctx: &StorageContext) -> String {
+        match self.fault {
+            Fault::IgnoresConversation => String::new(),
+            Fault::IgnoresUser => format!(
+                "{}/{}/{}",
+                ctx.app_name(),
+                ctx.conversation_id(),
+                ctx.thread_id()
+            ),
+            _ => partition_key(ctx),
         }
-        fetched
     }
 
-    fn store<T>(&self, list: &mut Vec<T>, record: T) -> Result<(), StorageError> {
+    // Runs `work` on the list of `T` in `ctx`'s conversation.
+    fn with_list<T: Listed, R>(
+        &self,
+        ctx: &StorageContext,
+        work: impl FnOnce(&mut Vec<T>) -> R,
+    ) -> Result<R, StorageError> {
+        let key = self.conversation_key(ctx);
+        let mut conversations = self.conversations()?;
+        Ok(work(T::list(conversations.entry(key).or_default())))
+    }
+
+    fn fetch<T: Listed>(&self, ctx: &StorageContext) -> Result<Vec<T>, StorageError> {
+        let reversed = self.fault == Fault::FetchReversed;
+        self.with_list(ctx, |list: &mut Vec<T>| {
+            let mut fetched = list.clone();
+            if reversed {
+                fetched.reverse();
+            }
+            fetched
+        })
+    }
+
+    fn store<T: Listed>(&self, ctx: &StorageContext, record: T) -> Result<(), StorageError> {
         if self.fault == Fault::StoreFails {
             return Err(StorageError::backend("disk full"));
         }
-        list.push(record);
+        let fault = self.fault;
+        self.with_list(ctx, |list: &mut Vec<T>| {
+            if list.iter().any(|stored| stored.key() == record.key())
+                && fault != Fault::DuplicateStoreAccepted
+            {
+                // A standing instruction is its own key: storing it again keeps one copy.
+                if T::KIND == Primitive::StandingInstructions {
+                    return Ok(());
+                }
+                return Err(StorageError::Conflict {
+                    kind: T::KIND,
+                    id: record.key(),
+                });
+            }
+            list.push(record);
+            Ok(())
+        })?
+    }
+
+    fn mutate<T: Listed>(&self, ctx: &StorageContext, record: T) -> Result<(), StorageError> {
+        let fault = self.fault;
+        self.with_list(ctx, |list: &mut Vec<T>| {
+            let key = record.key();
+            match list.iter_mut().find(|stored| stored.key() == key) {
+                Some(_) if fault == Fault::MutateAppends => list.push(record),
+                Some(_) if fault == Fault::MutateKeepsOldValue => {}
+                Some(stored) => *stored = record,
+                None if fault == Fault::MutateOfMissingAccepted => {}
+                None => {
+                    return Err(StorageError::NotFound {
+                        kind: T::KIND,
+                        id: key,
+                    });
+                }
+            }
+            Ok(())
+        })?
+    }
+
+    fn delete<T: Listed>(&self, ctx: &StorageContext, key: &str) -> Result<(), StorageError> {
+        match self.fault {
+            Fault::DeleteIgnored => {}
+            Fault::DeleteReachesEveryConversation => {
+                for records in self.conversations()?.values_mut() {
+                    T::list(records).retain(|stored| stored.key() != key);
+                }
+            }
+            _ => self.with_list(ctx, |list: &mut Vec<T>| {
+                list.retain(|stored| stored.key() != key);
+            })?,
+        }
         Ok(())
     }
 
-    fn mutate<T>(
-        &self,
-        list: &mut Vec<T>,
-        record: T,
-        same: impl Fn(&T, &T) -> bool,
-        kind: Primitive,
-        id: String,
-    ) -> Result<(), StorageError> {
-        if self.fault == Fault::MutateAppends {
-            list.push(record);
-            return Ok(());
-        }
-        match list.iter_mut().find(|stored| same(stored, &record)) {
-            Some(stored) => {
-                if self.fault != Fault::MutateKeepsOldValue {
-                    *stored = record;
-                }
-                Ok(())
-            }
-            None => Err(StorageError::NotFound { kind, id }),
-        }
-    }
-
-    fn delete<T>(&self, list: &mut Vec<T>, matches: impl Fn(&T) -> bool) {
-        if self.fault != Fault::DeleteIgnored {
-            list.retain(|stored| !matches(stored));
+    fn byte_key(&self, ctx: &StorageContext, id: &str) -> String {
+        if self.fault == Fault::BytesKeyedByIdAlone {
+            id.to_owned()
+        } else {
+            format!("{}/{id}", partition_key(ctx))
         }
     }
 
     async fn write_bytes(
         &self,
         store: &InMemorySpoolStore,
+        ctx: &StorageContext,
         id: &str,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
+        let key = self.byte_key(ctx, id);
         if self.fault == Fault::RewriteKeepsFirstBytes
-            && let Some(first) = store.read(id).await?
+            && let Some(first) = store.read(&key).await?
         {
             return Ok(first);
         }
-        Ok(store.write(id, bytes).await?)
+        Ok(store.write(&key, bytes).await?)
+    }
+
+    // As a database-backed adapter does: a spooled retrievable comes back attached to the bytes
+    // stored for it.
+    async fn reattach(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<Retrievable, StorageError> {
+        let RetrievableContent::Artifact(artifact) = retrievable.content() else {
+            return Ok(retrievable);
+        };
+        let key = self.byte_key(ctx, artifact.id());
+        Ok(match self.retrievable_bytes.read(&key).await? {
+            Some(reader) => retrievable.into_spooled(reader),
+            None => retrievable,
+        })
     }
 }
 
 impl StorageAdapter for InMemoryStorage {
-    async fn fetch_memories(&self, _ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
-        Ok(self.fetch(&self.records()?.memories))
+    async fn fetch_memories(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        self.fetch(ctx)
     }
-    async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
-        Ok(self.fetch(&self.records()?.messages))
+    async fn fetch_messages(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        self.fetch(ctx)
     }
-    async fn fetch_thoughts(&self, _ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
-        Ok(self.fetch(&self.records()?.thoughts))
+    async fn fetch_thoughts(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        self.fetch(ctx)
     }
-    async fn fetch_tool_calls(&self, _ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
-        Ok(self.fetch(&self.records()?.tool_calls))
+    async fn fetch_tool_calls(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        self.fetch(ctx)
     }
     async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
         Ok(Vec::new())
     }
     async fn fetch_retrievables(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
     ) -> Result<Vec<Retrievable>, StorageError> {
-        Ok(self.fetch(&self.records()?.retrievables))
+        let mut fetched = Vec::new();
+        for retrievable in self.fetch(ctx)? {
+            fetched.push(self.reattach(ctx, retrievable).await?);
+        }
+        Ok(fetched)
     }
     async fn refresh_standing_instructions(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
     ) -> Result<Vec<StandingInstruction>, StorageError> {
-        Ok(self.fetch(&self.records()?.instructions))
+        self.fetch(ctx)
     }
-    async fn store_memory(
-        &self,
-        _ctx: &StorageContext,
-        memory: Memory,
-    ) -> Result<(), StorageError> {
-        self.store(&mut self.records()?.memories, memory)
+    async fn store_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError> {
+        self.store(ctx, memory)
     }
     async fn mutate_memory(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         memory: Memory,
     ) -> Result<(), StorageError> {
-        let id = memory.id().to_owned();
-        let same = |a: &Memory, b: &Memory| a.id() == b.id();
-        self.mutate(
-            &mut self.records()?.memories,
-            memory,
-            same,
-            Primitive::Memories,
-            id,
-        )
+        self.mutate(ctx, memory)
     }
-    async fn delete_memory(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
-        self.delete(&mut self.records()?.memories, |stored| stored.id() == id);
-        Ok(())
+    async fn delete_memory(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Memory>(ctx, &id)
     }
     async fn store_message(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         message: Message,
     ) -> Result<(), StorageError> {
-        self.store(&mut self.records()?.messages, message)
+        self.store(ctx, message)
     }
     async fn mutate_message(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         message: Message,
     ) -> Result<(), StorageError> {
-        let id = message.id().to_owned();
-        let same = |a: &Message, b: &Message| a.id() == b.id();
-        self.mutate(
-            &mut self.records()?.messages,
-            message,
-            same,
-            Primitive::Messages,
-            id,
-        )
+        self.mutate(ctx, message)
     }
-    async fn delete_message(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
-        self.delete(&mut self.records()?.messages, |stored| stored.id() == id);
-        Ok(())
+    async fn delete_message(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Message>(ctx, &id)
     }
     async fn store_thought(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         thought: Thought,
     ) -> Result<(), StorageError> {
-        self.store(&mut self.records()?.thoughts, thought)
+        self.store(ctx, thought)
     }
     async fn mutate_thought(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         thought: Thought,
     ) -> Result<(), StorageError> {
-        let id = thought.id().to_owned();
-        let same = |a: &Thought, b: &Thought| a.id() == b.id();
-        self.mutate(
-            &mut self.records()?.thoughts,
-            thought,
-            same,
-            Primitive::Thoughts,
-            id,
-        )
+        self.mutate(ctx, thought)
     }
-    async fn delete_thought(&self, _ctx: &StorageContext, id: String) -> Result<(), StorageError> {
-        self.delete(&mut self.records()?.thoughts, |stored| stored.id() == id);
-        Ok(())
+    async fn delete_thought(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Thought>(ctx, &id)
     }
     async fn store_tool_call(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         tool_call: ToolCall,
     ) -> Result<(), StorageError> {
-        self.store(&mut self.records()?.tool_calls, tool_call)
+        self.store(ctx, tool_call)
     }
     async fn mutate_tool_call(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         tool_call: ToolCall,
     ) -> Result<(), StorageError> {
-        let id = tool_call.id().to_owned();
-        let same = |a: &ToolCall, b: &ToolCall| a.id() == b.id();
-        let records = &mut self.records()?.tool_calls;
-        self.mutate(records, tool_call, same, Primitive::ToolCalls, id)
+        self.mutate(ctx, tool_call)
     }
-    async fn delete_tool_call(
-        &self,
-        _ctx: &StorageContext,
-        id: String,
-    ) -> Result<(), StorageError> {
-        self.delete(&mut self.records()?.tool_calls, |stored| stored.id() == id);
-        Ok(())
+    async fn delete_tool_call(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<ToolCall>(ctx, &id)
     }
     async fn store_retrievable(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         retrievable: Retrievable,
     ) -> Result<(), StorageError> {
-        self.store(&mut self.records()?.retrievables, retrievable)
+        self.store(ctx, retrievable)
     }
     async fn mutate_retrievable(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         retrievable: Retrievable,
     ) -> Result<(), StorageError> {
-        let id = retrievable.id().to_owned();
-        let same = |a: &Retrievable, b: &Retrievable| a.id() == b.id();
-        let records = &mut self.records()?.retrievables;
-        self.mutate(records, retrievable, same, Primitive::Retrievables, id)
+        self.mutate(ctx, retrievable)
     }
     async fn delete_retrievable(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         id: String,
     ) -> Result<(), StorageError> {
-        self.delete(&mut self.records()?.retrievables, |stored| {
-            stored.id() == id
-        });
-        Ok(())
+        self.delete::<Retrievable>(ctx, &id)
     }
     async fn store_standing_instruction(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         instruction: StandingInstruction,
     ) -> Result<(), StorageError> {
-        self.store(&mut self.records()?.instructions, instruction)
+        self.store(ctx, instruction)
     }
     async fn mutate_standing_instruction(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         instruction: StandingInstruction,
     ) -> Result<(), StorageError> {
-        let id = instruction.render();
-        let same = |a: &StandingInstruction, b: &StandingInstruction| a == b;
-        let records = &mut self.records()?.instructions;
-        self.mutate(
-            records,
-            instruction,
-            same,
-            Primitive::StandingInstructions,
-            id,
-        )
+        self.mutate(ctx, instruction)
     }
     async fn delete_standing_instruction(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         instruction: StandingInstruction,
     ) -> Result<(), StorageError> {
-        self.delete(&mut self.records()?.instructions, |stored| {
-            *stored == instruction
-        });
-        Ok(())
+        self.delete::<StandingInstruction>(ctx, &instruction.render())
     }
     async fn store_media_bytes(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         id: String,
         bytes: ConduitBytes,
     ) -> Result<MediaReader, StorageError> {
-        let stored = self.write_bytes(&self.media_bytes, &id, bytes).await?;
+        let stored = self.write_bytes(&self.media_bytes, ctx, &id, bytes).await?;
         Ok(MediaReader::from_spool(stored))
     }
     async fn store_retrievable_bytes(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         id: String,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
-        self.write_bytes(&self.retrievable_bytes, &id, bytes).await
+        self.write_bytes(&self.retrievable_bytes, ctx, &id, bytes)
+            .await
     }
 }
 
@@ -484,6 +558,100 @@ async fn declaring_a_primitive_the_adapter_does_not_keep_is_caught() {
 }
 
 #[tokio::test]
+async fn an_adapter_that_ignores_the_conversation_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::IgnoresConversation))
+        .persists(Primitive::Messages)
+        .run()
+        .await
+        .expect_err("a conversation must not see another's records");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Messages));
+    assert_eq!(failure.step, Step::FetchFromOther(Partition::Conversation));
+    assert_eq!(failure.expected, "ids []");
+    assert!(failure.found.contains("-message-1, "), "{failure}");
+}
+
+#[tokio::test]
+async fn an_adapter_that_lets_users_of_one_conversation_share_records_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::IgnoresUser))
+        .persists(Primitive::Messages)
+        .run()
+        .await
+        .expect_err("a user must not see another user's records");
+    assert_eq!(failure.step, Step::FetchFromOther(Partition::User));
+    assert!(
+        failure
+            .to_string()
+            .contains("at step `fetch from another user (same app, conversation and thread)`"),
+        "{failure}"
+    );
+}
+
+#[tokio::test]
+async fn an_adapter_that_accepts_a_second_store_of_an_id_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::DuplicateStoreAccepted))
+        .persists(Primitive::Memories)
+        .run()
+        .await
+        .expect_err("a second store of an id must be a conflict");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Memories));
+    assert_eq!(failure.step, Step::DuplicateStore);
+    assert!(
+        failure
+            .expected
+            .contains("StorageError::Conflict { kind: Memories"),
+        "{failure}"
+    );
+    assert_eq!(failure.found, "success");
+}
+
+#[tokio::test]
+async fn an_adapter_that_accepts_a_mutate_of_a_missing_id_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::MutateOfMissingAccepted))
+        .persists(Primitive::Thoughts)
+        .run()
+        .await
+        .expect_err("a mutate of an id never stored must be NotFound");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Thoughts));
+    assert_eq!(failure.step, Step::MutateMissing);
+    assert!(
+        failure.expected.contains("StorageError::NotFound"),
+        "{failure}"
+    );
+    assert_eq!(failure.found, "success");
+}
+
+#[tokio::test]
+async fn an_adapter_whose_delete_reaches_another_conversation_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(
+        Fault::DeleteReachesEveryConversation,
+    ))
+    .persists(Primitive::ToolCalls)
+    .run()
+    .await
+    .expect_err("a delete must stay inside its conversation");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::ToolCalls));
+    assert_eq!(failure.step, Step::ChangeFromOther(Partition::Conversation));
+    assert!(failure.expected.ends_with("-tool-call-3]"), "{failure}");
+    assert!(failure.found.ends_with("-tool-call-2]"), "{failure}");
+}
+
+#[tokio::test]
+async fn an_adapter_whose_bytes_are_shared_between_conversations_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::BytesKeyedByIdAlone))
+        .persists(Primitive::Retrievables)
+        .run()
+        .await
+        .expect_err("a conversation's fetched retrievable must read its own bytes");
+    assert_eq!(failure.subject, Subject::Primitive(Primitive::Retrievables));
+    assert_eq!(failure.step, Step::BytesPer(Partition::Conversation));
+    assert!(
+        failure.expected.contains("the first partition's text"),
+        "{failure}"
+    );
+    assert!(failure.found.contains("the other's"), "{failure}");
+}
+
+#[tokio::test]
 async fn an_error_from_the_adapter_reaches_the_failure_unchanged() {
     let failure = Conformance::new(InMemoryStorage::with_fault(Fault::StoreFails))
         .run()
@@ -590,8 +758,8 @@ async fn the_shared_handle_reaches_the_adapter_it_wraps() {
         .store_message(&ctx(), message)
         .await
         .expect("the store succeeds");
-    let records = adapter.records().expect("the lock is healthy");
-    assert_eq!(records.messages.len(), 1);
+    let messages: Vec<Message> = adapter.fetch(&ctx()).expect("the lock is healthy");
+    assert_eq!(messages.len(), 1);
 }
 
 #[tokio::test]
@@ -1093,43 +1261,43 @@ struct Tables {
 }
 
 adk::storage_adapter! {
-    /// Every primitive kept in memory; clones share the records and the bytes.
+    /// Every primitive kept in memory, per conversation; clones share the records and the bytes.
     #[derive(Clone, Default)]
     struct MacroStorage {
-        tables: Arc<Mutex<Tables>>,
+        tables: Arc<Mutex<HashMap<String, Tables>>>,
         bytes: NoopStorage,
     }
 
     impl {
-        fetch_memories: async |_ctx| Ok(self.tables()?.memories.all()),
-        store_memory: async |_ctx, memory| self.tables()?.memories.store(memory),
-        mutate_memory: async |_ctx, memory| self.tables()?.memories.mutate(memory),
-        delete_memory: async |_ctx, id| self.tables()?.memories.delete(&id),
-        fetch_messages: async |_ctx| Ok(self.tables()?.messages.all()),
-        store_message: async |_ctx, message| self.tables()?.messages.store(message),
-        mutate_message: async |_ctx, message| self.tables()?.messages.mutate(message),
-        delete_message: async |_ctx, id| self.tables()?.messages.delete(&id),
-        fetch_thoughts: async |_ctx| Ok(self.tables()?.thoughts.all()),
-        store_thought: async |_ctx, thought| self.tables()?.thoughts.store(thought),
-        mutate_thought: async |_ctx, thought| self.tables()?.thoughts.mutate(thought),
-        delete_thought: async |_ctx, id| self.tables()?.thoughts.delete(&id),
-        fetch_tool_calls: async |_ctx| Ok(self.tables()?.tool_calls.all()),
-        store_tool_call: async |_ctx, call| self.tables()?.tool_calls.store(call),
-        mutate_tool_call: async |_ctx, call| self.tables()?.tool_calls.mutate(call),
-        delete_tool_call: async |_ctx, id| self.tables()?.tool_calls.delete(&id),
-        fetch_retrievables: async |_ctx| Ok(self.tables()?.retrievables.all()),
-        store_retrievable: async |_ctx, item| self.tables()?.retrievables.store(item),
-        mutate_retrievable: async |_ctx, item| self.tables()?.retrievables.mutate(item),
-        delete_retrievable: async |_ctx, id| self.tables()?.retrievables.delete(&id),
-        refresh_standing_instructions: async |_ctx| Ok(self.tables()?.instructions.all()),
-        store_standing_instruction: async |_ctx, instruction| {
-            self.tables()?.instructions.store(instruction)
+        fetch_memories: async |ctx| self.tables(ctx, |tables| tables.memories.all()),
+        store_memory: async |ctx, memory| self.tables(ctx, |tables| tables.memories.store(memory))?,
+        mutate_memory: async |ctx, memory| self.tables(ctx, |tables| tables.memories.mutate(memory))?,
+        delete_memory: async |ctx, id| self.tables(ctx, |tables| tables.memories.delete(&id))?,
+        fetch_messages: async |ctx| self.tables(ctx, |tables| tables.messages.all()),
+        store_message: async |ctx, message| self.tables(ctx, |tables| tables.messages.store(message))?,
+        mutate_message: async |ctx, message| self.tables(ctx, |tables| tables.messages.mutate(message))?,
+        delete_message: async |ctx, id| self.tables(ctx, |tables| tables.messages.delete(&id))?,
+        fetch_thoughts: async |ctx| self.tables(ctx, |tables| tables.thoughts.all()),
+        store_thought: async |ctx, thought| self.tables(ctx, |tables| tables.thoughts.store(thought))?,
+        mutate_thought: async |ctx, thought| self.tables(ctx, |tables| tables.thoughts.mutate(thought))?,
+        delete_thought: async |ctx, id| self.tables(ctx, |tables| tables.thoughts.delete(&id))?,
+        fetch_tool_calls: async |ctx| self.tables(ctx, |tables| tables.tool_calls.all()),
+        store_tool_call: async |ctx, call| self.tables(ctx, |tables| tables.tool_calls.store(call))?,
+        mutate_tool_call: async |ctx, call| self.tables(ctx, |tables| tables.tool_calls.mutate(call))?,
+        delete_tool_call: async |ctx, id| self.tables(ctx, |tables| tables.tool_calls.delete(&id))?,
+        fetch_retrievables: async |ctx| self.tables(ctx, |tables| tables.retrievables.all()),
+        store_retrievable: async |ctx, item| self.tables(ctx, |tables| tables.retrievables.store(item))?,
+        mutate_retrievable: async |ctx, item| self.tables(ctx, |tables| tables.retrievables.mutate(item))?,
+        delete_retrievable: async |ctx, id| self.tables(ctx, |tables| tables.retrievables.delete(&id))?,
+        refresh_standing_instructions: async |ctx| self.tables(ctx, |tables| tables.instructions.all()),
+        store_standing_instruction: async |ctx, instruction| {
+            self.tables(ctx, |tables| tables.instructions.store(instruction))?
         },
-        mutate_standing_instruction: async |_ctx, instruction| {
-            self.tables()?.instructions.mutate(instruction)
+        mutate_standing_instruction: async |ctx, instruction| {
+            self.tables(ctx, |tables| tables.instructions.mutate(instruction))?
         },
-        delete_standing_instruction: async |_ctx, instruction| {
-            self.tables()?.instructions.delete(&instruction.render())
+        delete_standing_instruction: async |ctx, instruction| {
+            self.tables(ctx, |tables| tables.instructions.delete(&instruction.render()))?
         },
         store_media_bytes: async |ctx, id, bytes| {
             self.bytes.store_media_bytes(ctx, id, bytes).await
@@ -1142,10 +1310,18 @@ adk::storage_adapter! {
 }
 
 impl MacroStorage {
-    fn tables(&self) -> Result<MutexGuard<'_, Tables>, StorageError> {
-        self.tables
+    // Runs `work` on the tables of `ctx`'s conversation.
+    fn tables<R>(
+        &self,
+        ctx: &StorageContext,
+        work: impl FnOnce(&mut Tables) -> R,
+    ) -> Result<R, StorageError> {
+        let mut conversations = self
+            .tables
             .lock()
-            .map_err(|_| StorageError::backend("the tables lock was poisoned"))
+            .map_err(|_| StorageError::backend("the tables lock was poisoned"))?;
+        let tables = conversations.entry(partition_key(ctx)).or_default();
+        Ok(work(tables))
     }
 }
 

@@ -87,6 +87,9 @@ pub struct DispatchContext {
     ack_handlers: Arc<Mutex<AckHandlers>>,
     pub(crate) queue: Vec<Delta>,
     pub(crate) pipeline_failure: Option<TurnError>,
+    // Failures after the first in one pipeline walk (from the post-steps of upstream
+    // middleware): reported as events after the one that ended the dispatch.
+    pub(crate) later_failures: Vec<TurnError>,
     pub(crate) abort: AbortState,
     pub(crate) streams: crate::dispatch::Streams,
     pub(crate) shared: Arc<TurnShared>,
@@ -123,21 +126,31 @@ impl DispatchContext {
             system_prompt: turn.system_prompt().clone(),
             state: turn.state.with_journal(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
-            id: Arc::from(format!("{}/dispatch", turn.id())),
+            id: Arc::from(format!("{}/dispatch", turn.turn_id())),
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: Arc::default(),
             queue: Vec::new(),
             pipeline_failure: None,
+            later_failures: Vec::new(),
             abort: AbortState::for_dispatch(&turn.shared.abort),
             streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
         }
     }
 
-    /// The dispatch's id.
-    pub fn id(&self) -> &str {
+    /// The dispatch's id (`{turn_id}/dispatch`: a turn has one dispatch).
+    pub fn dispatch_id(&self) -> &str {
         &self.id
+    }
+
+    /// The dispatch's id.
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `dispatch_id()`, next to `turn_id()`: both contexts name ids this way"
+    )]
+    pub fn id(&self) -> &str {
+        self.dispatch_id()
     }
 
     pub(crate) fn shared_id(&self) -> Arc<str> {
@@ -386,11 +399,11 @@ impl PipelineContext for DispatchContext {
 
     fn report_failure(&mut self, failure: MiddlewareFailure) {
         let error = failure.into_turn_error(ErrorCode::DispatchPipelineError);
-        // The first failure ends the dispatch as nack; later ones (from post-steps of the same
-        // walk) are only logged, so the turn reports one error for one dispatch.
+        // The first failure ends the dispatch as nack and is the turn's error; later ones (from
+        // post-steps of the same walk) are reported too, each as its own error event after it.
         match &self.pipeline_failure {
             None => self.pipeline_failure = Some(error),
-            Some(_) => tracing::warn!(dispatch_id = %self.id, "{error}"),
+            Some(_) => self.later_failures.push(error),
         }
     }
 

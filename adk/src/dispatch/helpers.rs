@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::context::DispatchContext;
 use crate::events::{
-    Event, GenerationStats, LogLevel, LogRecord, StreamedContent, ToolCallContent,
+    Event, GenerationStats, LogLevel, LogRecord, StreamedContent, StreamedText, ToolCallContent,
 };
 use crate::primitives::tool_call_checksum;
 
@@ -198,6 +198,66 @@ impl DispatchContext {
         Ok(content)
     }
 
+    /// Closes every stream of this dispatch that is still open: each unfinished message and
+    /// thought gets a last event with `is_complete` and `is_interrupted` set, and each
+    /// unfinished tool call a last update marking it failed with `reason` as its results.
+    ///
+    /// An executor calls it on the way out of a failed or cancelled model call, so a listener
+    /// that waits for `is_complete` (a UI showing the message) is never left waiting. Streams
+    /// close in the order they were opened; closed streams are untouched.
+    ///
+    /// ```
+    /// use adk::context::DispatchContext;
+    ///
+    /// fn give_up(ctx: &mut DispatchContext) {
+    ///     ctx.interrupt_open_streams("the model call failed");
+    /// }
+    /// # let _ = give_up;
+    /// ```
+    pub fn interrupt_open_streams(&mut self, reason: &str) {
+        let now = SystemTime::now();
+        let mut closed: Vec<Event> = Vec::new();
+        for (streams, as_event) in [
+            (
+                &mut self.streams.thoughts,
+                Event::Thought as fn(StreamedContent) -> Event,
+            ),
+            (&mut self.streams.messages, Event::Message),
+        ] {
+            let mut open: Vec<&mut StreamedContent> = streams
+                .values_mut()
+                .filter(|content| !content.is_complete)
+                .collect();
+            open.sort_by_key(|content| content.created_at);
+            for content in open {
+                content.delta.clear();
+                content.updated_at = now;
+                content.is_complete = true;
+                content.is_interrupted = true;
+                content.completed_at = Some(now);
+                closed.push(as_event(content.clone()));
+            }
+        }
+        let mut open: Vec<&mut ToolCallContent> = self
+            .streams
+            .tool_calls
+            .values_mut()
+            .filter(|call| !call.is_complete)
+            .collect();
+        open.sort_by_key(|call| call.created_at);
+        for call in open {
+            call.updated_at = now;
+            call.is_complete = true;
+            call.is_error = true;
+            call.results = Some(Value::String(reason.to_owned()));
+            call.completed_at = Some(now);
+            closed.push(Event::ToolCall(call.clone()));
+        }
+        for event in closed {
+            self.emit(event);
+        }
+    }
+
     /// Emits a structured [`Event::Log`] record, tagged with the dispatch and iteration.
     pub fn log(
         &self,
@@ -241,10 +301,11 @@ fn accumulate(
             id: id.to_owned(),
             created_at: now,
             updated_at: now,
-            full: String::new(),
+            full: StreamedText::new(),
             delta: String::new(),
             is_complete: false,
             completed_at: None,
+            is_interrupted: false,
         });
     if entry.is_complete {
         return Err(ReportError::StreamComplete { id: id.to_owned() });

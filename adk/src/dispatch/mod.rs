@@ -21,10 +21,10 @@ use futures_util::FutureExt;
 pub use executor::{Executor, ExecutorFn, executor_fn};
 pub(crate) use helpers::Streams;
 pub use helpers::{ReportError, ToolCallUpdate};
-pub use scripted::{ScriptedModel, ScriptedModelError};
+pub use scripted::{ScriptedModel, ScriptedModelError, Step};
 pub use tools::ToolExecutionError;
 
-use crate::context::{DispatchContext, Signal, TurnContext};
+use crate::context::{AbortReason, DispatchContext, Signal, TurnContext};
 use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};
 use crate::pipeline::{
     DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, Stack,
@@ -40,8 +40,16 @@ pub struct DispatchReport {
     pub status: DispatchStatus,
     /// The error that ended a nacked dispatch.
     pub error: Option<TurnError>,
-    /// How many iterations completed.
+    /// How many iterations ran: each one that began (emitted
+    /// [`IterationStart`](crate::events::Event::IterationStart)), including the one that acked,
+    /// nacked, failed or was aborted. A dispatch whose executor acks at once reports 1.
     pub iterations: u32,
+    /// Why an aborted dispatch was aborted.
+    pub abort_reason: Option<AbortReason>,
+    /// Failures after the first in the pipeline walk that ended the dispatch (post-steps of
+    /// upstream middleware that failed too), in the order they happened. Each is reported as
+    /// its own error event after [`error`](Self::error); `error` stays the turn's outcome.
+    pub later_errors: Vec<TurnError>,
 }
 
 pub(crate) struct DispatchPlan<'a> {
@@ -57,7 +65,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     // whole each time it moves (into a span, into the caller's future).
     let mut ctx = Box::new(DispatchContext::seeded_from(turn));
     let events = ctx.shared.events.clone();
-    let turn_id = turn.id().clone();
+    let turn_id = turn.turn_id().clone();
     let dispatch_id = ctx.shared_id();
     let (started_at, started) = ctx.shared.now();
     events.emit(Event::DispatchStart {
@@ -67,6 +75,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     });
 
     let mut completed_iterations = 0;
+    // Counted as the events count them: every iteration that began, the ending one included.
+    let mut started_iterations = 0;
     // Instructions are rendered from state once, before the first iteration: the model never
     // sees a `{placeholder}` whose key is missing.
     let mut dispatch_error: Option<TurnError> = ctx.render_instructions().err().map(|error| {
@@ -91,6 +101,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             iteration: completed_iterations,
             started_at: iteration_started_at,
         });
+        started_iterations += 1;
 
         let input = plan.input.run(&mut ctx).await.outcome;
         if let Some(error) = pipeline_error(&mut ctx, input, "dispatch_input") {
@@ -172,15 +183,22 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         dispatch_id,
         status,
         error: error.clone(),
-        iterations: completed_iterations,
+        iterations: started_iterations,
         started_at,
         ended_at,
         duration: ended.duration_since(started),
     });
+    let abort_reason = if status == DispatchStatus::Aborted {
+        ctx.abort.reason()
+    } else {
+        None
+    };
     DispatchReport {
         status,
         error,
-        iterations: completed_iterations,
+        iterations: started_iterations,
+        later_errors: std::mem::take(&mut ctx.later_failures),
+        abort_reason,
     }
 }
 

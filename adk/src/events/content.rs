@@ -1,9 +1,15 @@
 //! Payloads of the content events: streamed messages and thoughts, tool-call updates, logs and
 //! generation statistics reported by executors.
 
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::SystemTime;
 
 /// A streamed message or thought as it accumulates, one event per reported chunk.
+///
+/// A stream ends complete in one of two ways: the executor finished it (`is_complete`), or it
+/// was cut off by an error or a cancellation (`is_complete` and `is_interrupted`); either way a
+/// listener that waits for `is_complete` always sees its stream end.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamedContent {
     /// The record the chunks belong to.
@@ -12,14 +18,148 @@ pub struct StreamedContent {
     pub created_at: SystemTime,
     /// When this chunk arrived.
     pub updated_at: SystemTime,
-    /// Everything reported so far, this chunk included.
-    pub full: String,
+    /// Everything reported so far, this chunk included: a snapshot shared with the stream's
+    /// other events, so reporting stays linear in the length of the text.
+    pub full: StreamedText,
     /// This chunk.
     pub delta: String,
     /// Whether this was the last chunk.
     pub is_complete: bool,
     /// When the stream completed.
     pub completed_at: Option<SystemTime>,
+    /// Whether the stream was cut off (the model call failed or was cancelled) rather than
+    /// finished; `full` holds what had arrived.
+    pub is_interrupted: bool,
+}
+
+/// The text of a stream up to one chunk: a cheap snapshot of the stream's append-only buffer.
+///
+/// Every event of a stream shares one buffer, so cloning an event or reporting a chunk copies
+/// only the chunk, never the text before it. Read it with [`with_str`](Self::with_str), print
+/// it, or compare it with a string.
+///
+/// ```
+/// use adk::events::StreamedText;
+///
+/// let text = StreamedText::from("Sunny in Oslo.");
+/// assert_eq!(text, "Sunny in Oslo.");
+/// assert_eq!(text.to_string(), "Sunny in Oslo.");
+/// assert_eq!(text.with_str(|full| full.len()), 14);
+/// ```
+#[derive(Clone, Default)]
+pub struct StreamedText {
+    buffer: Arc<RwLock<String>>,
+    len: usize,
+}
+
+impl StreamedText {
+    /// An empty text with its own buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls `read` with the text of this snapshot.
+    pub fn with_str<R>(&self, read: impl FnOnce(&str) -> R) -> R {
+        let buffer = self.buffer.read().unwrap_or_else(PoisonError::into_inner);
+        read(&buffer[..self.len])
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends `delta`. Only the stream's newest snapshot appends, so every older snapshot
+    /// keeps reading the prefix it was taken at.
+    pub(crate) fn push_str(&mut self, delta: &str) {
+        let mut buffer = self.buffer.write().unwrap_or_else(PoisonError::into_inner);
+        if buffer.len() != self.len {
+            // Not the newest snapshot (a clone appended past it): start a buffer of its own,
+            // so older snapshots never see text that was not theirs.
+            let mut own = String::with_capacity(self.len + delta.len());
+            own.push_str(&buffer[..self.len]);
+            drop(buffer);
+            own.push_str(delta);
+            self.len = own.len();
+            self.buffer = Arc::new(RwLock::new(own));
+            return;
+        }
+        buffer.push_str(delta);
+        self.len = buffer.len();
+    }
+}
+
+impl From<&str> for StreamedText {
+    fn from(text: &str) -> Self {
+        Self::from(text.to_owned())
+    }
+}
+
+impl From<String> for StreamedText {
+    fn from(text: String) -> Self {
+        Self {
+            len: text.len(),
+            buffer: Arc::new(RwLock::new(text)),
+        }
+    }
+}
+
+impl fmt::Display for StreamedText {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with_str(|text| formatter.write_str(text))
+    }
+}
+
+impl fmt::Debug for StreamedText {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with_str(|text| fmt::Debug::fmt(text, formatter))
+    }
+}
+
+impl PartialEq for StreamedText {
+    fn eq(&self, other: &Self) -> bool {
+        if Arc::ptr_eq(&self.buffer, &other.buffer) {
+            return self.len == other.len;
+        }
+        other.with_str(|text| self == text)
+    }
+}
+
+impl Eq for StreamedText {}
+
+impl PartialEq<str> for StreamedText {
+    fn eq(&self, other: &str) -> bool {
+        self.with_str(|text| text == other)
+    }
+}
+
+impl PartialEq<&str> for StreamedText {
+    fn eq(&self, other: &&str) -> bool {
+        self == *other
+    }
+}
+
+impl PartialEq<String> for StreamedText {
+    fn eq(&self, other: &String) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<StreamedText> for String {
+    fn eq(&self, other: &StreamedText) -> bool {
+        other == self
+    }
+}
+
+impl PartialEq<StreamedText> for &str {
+    fn eq(&self, other: &StreamedText) -> bool {
+        other == *self
+    }
 }
 
 /// A tool call as the model builds it up, one event per update.

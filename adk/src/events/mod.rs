@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use code::ErrorCode;
-pub use content::{GenerationStats, LogLevel, LogRecord, StreamedContent, ToolCallContent};
+pub use content::{
+    GenerationStats, LogLevel, LogRecord, StreamedContent, StreamedText, ToolCallContent,
+};
 pub use error::TurnError;
 
 use crate::ids::TurnId;
@@ -61,7 +63,11 @@ pub enum Event {
         status: DispatchStatus,
         /// The error that ended it, for a nack.
         error: Option<TurnError>,
-        /// How many iterations completed (reached their end of iteration).
+        /// How many iterations ran: every iteration that emitted
+        /// [`IterationStart`](Event::IterationStart), including the one that ended the
+        /// dispatch (acked, nacked, failed or aborted) — the count of `IterationStart` events,
+        /// not of `IterationEnd`s. A dispatch whose executor acks on its first call reports 1;
+        /// one that hit the iteration bound before starting another reports the bound.
         iterations: u32,
         /// When it began.
         started_at: SystemTime,
@@ -100,9 +106,12 @@ pub enum Event {
         dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
+        /// The tool call's id (`ToolCall::id`), as the handler sees it in
+        /// `ToolInvocation::call_id`.
+        tool_call_id: String,
         /// The call's checksum (SHA-256 of the canonical tool and arguments): identical calls
-        /// share it. The `ToolCall` id reaches the handler as `ToolInvocation::call_id`.
-        call_id: String,
+        /// share it, which is how repeated calls are counted.
+        checksum: String,
         /// The arguments after validation.
         args: serde_json::Value,
         /// When the handler started.
@@ -116,9 +125,12 @@ pub enum Event {
         dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
+        /// The tool call's id (`ToolCall::id`), as the handler sees it in
+        /// `ToolInvocation::call_id`.
+        tool_call_id: String,
         /// The call's checksum (SHA-256 of the canonical tool and arguments): identical calls
-        /// share it. The `ToolCall` id reaches the handler as `ToolInvocation::call_id`.
-        call_id: String,
+        /// share it, which is how repeated calls are counted.
+        checksum: String,
         /// When the handler started.
         started_at: SystemTime,
         /// When it finished.
@@ -261,15 +273,16 @@ impl EventSink {
     }
 }
 
+/// Every event as a `tracing` event of target `adk::events`. The turn's id is not repeated here:
+/// these events fire inside the runner's `adk.turn` span, which carries `turn_id`, so
+/// `RUST_LOG=adk=debug` shows each line once under its turn.
 fn mirror_to_tracing(event: &Event) {
     match event {
-        Event::TurnStart { turn_id, .. } => {
-            tracing::debug!(target: "adk::events", %turn_id, "turn started");
+        Event::TurnStart { .. } => {
+            tracing::debug!(target: "adk::events", "turn started");
         }
-        Event::TurnEnd {
-            turn_id, duration, ..
-        } => {
-            tracing::debug!(target: "adk::events", %turn_id, ?duration, "turn ended");
+        Event::TurnEnd { duration, .. } => {
+            tracing::debug!(target: "adk::events", ?duration, "turn ended");
         }
         Event::DispatchStart { dispatch_id, .. } => {
             tracing::debug!(target: "adk::events", %dispatch_id, "dispatch started");
@@ -295,18 +308,22 @@ fn mirror_to_tracing(event: &Event) {
             tracing::trace!(target: "adk::events", iteration, "iteration ended");
         }
         Event::ToolExecutionStart {
-            tool_name, call_id, ..
+            tool_name,
+            tool_call_id,
+            checksum,
+            ..
         } => {
-            tracing::debug!(target: "adk::events", tool_name, call_id, "tool started");
+            tracing::debug!(target: "adk::events", tool_name, tool_call_id, checksum, "tool started");
         }
         Event::ToolExecutionEnd {
             tool_name,
-            call_id,
+            tool_call_id,
+            checksum,
             duration,
             is_error,
             ..
         } => {
-            tracing::debug!(target: "adk::events", tool_name, call_id, ?duration, is_error, "tool ended");
+            tracing::debug!(target: "adk::events", tool_name, tool_call_id, checksum, ?duration, is_error, "tool ended");
         }
         Event::TurnGateOpen { gate } => {
             tracing::info!(target: "adk::events", gate_id = gate.id(), reason = gate.reason(), "turn gate opened");
@@ -342,10 +359,9 @@ fn mirror_to_tracing(event: &Event) {
         Event::GenerationStats { stats, .. } => {
             tracing::debug!(target: "adk::events", ?stats, "generation stats");
         }
-        Event::Error { turn_id, error } => {
+        Event::Error { error, .. } => {
             tracing::warn!(
                 target: "adk::events",
-                %turn_id,
                 code = error.code().as_str(),
                 "{error}"
             );

@@ -12,6 +12,9 @@ pub enum TimeoutPhase {
     /// Waiting for the next piece of the streamed body
     /// ([`OpenAiConfig::stream_idle_timeout`](super::OpenAiConfig::stream_idle_timeout)).
     Stream,
+    /// The whole model call, retries and streaming included
+    /// ([`OpenAiConfig::total_timeout`](super::OpenAiConfig::total_timeout)).
+    Total,
 }
 
 /// Why a call to an OpenAI-compatible server failed.
@@ -69,13 +72,16 @@ pub enum OpenAiError {
         status: u16,
         /// The server's error message (`error.message` of an OpenAI-style body), or the body.
         message: String,
-        /// The whole response body, as text.
+        /// The response body as text, cut at [`MAX_ERROR_BODY`](super::MAX_ERROR_BODY) bytes.
         body: String,
+        /// Whether the body was longer than what `body` holds.
+        body_truncated: bool,
     },
     /// A wait ran out.
     #[error("{} after {after:?}", match phase {
         TimeoutPhase::Response => "no response from the server",
         TimeoutPhase::Stream => "the response stream stalled: nothing arrived",
+        TimeoutPhase::Total => "the model call did not finish",
     })]
     Timeout {
         /// Which wait.

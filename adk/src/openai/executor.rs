@@ -1,9 +1,11 @@
 //! [`OpenAiExecutor`]: one streamed chat-completions call per dispatch iteration.
 
-use std::time::Instant;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
 use serde_json::{Map, Value};
 
 use crate::context::{Aborted, DispatchContext};
@@ -12,28 +14,54 @@ use crate::events::{GenerationStats, LogLevel};
 use crate::pipeline::{BoxError, BoxFuture};
 use crate::primitives::{Message, Thought, ToolCall, ToolCallResults, ToolOutput};
 
-use super::request::chat_request;
+use super::config::{ApiKeyHeader, USER_AGENT as ADK_USER_AGENT};
+use super::request::{ChatRequest, chat_request};
+use super::retry::{retry_after, retryable_status};
 use super::stream::{Accumulator, SseParser, StreamDelta, error_message};
 use super::{OpenAiConfig, OpenAiError, TimeoutPhase};
 
-/// An [`Executor`] that asks an OpenAI-compatible server (the hosted API, llama.cpp's server,
-/// vLLM, Ollama…) through the streaming chat-completions protocol.
+/// How much of an error response's body is read: enough for any error message, little enough
+/// that a misbehaving server cannot make the client hold megabytes.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// How much of an unstreamed answer is read before the call fails.
+const MAX_ANSWER_BODY: usize = 32 * 1024 * 1024;
+
+/// How much of an error body goes into [`OpenAiError::Status`]'s `message` when the body is not
+/// an OpenAI-style error object.
+const MAX_ERROR_MESSAGE: usize = 2 * 1024;
+
+/// A function that shapes each iteration's request before it is sent.
+type RequestHook = Arc<dyn Fn(&DispatchContext, &mut ChatRequest) + Send + Sync>;
+
+/// An [`Executor`] that asks an OpenAI-compatible server (the hosted API, Azure OpenAI,
+/// llama.cpp's server, vLLM, Ollama, LiteLLM, OpenRouter…) through the chat-completions
+/// protocol.
 ///
-/// Each iteration sends the system prompt, standing instructions, messages, finished tool calls
-/// and visible tools (see the [module documentation](super)), and streams the answer: text
-/// through [`report_message`](DispatchContext::report_message), reasoning
-/// (`reasoning_content`) through [`report_thought`](DispatchContext::report_thought), tool calls
-/// through [`report_tool_call`](DispatchContext::report_tool_call) and token usage through
-/// [`report_generation_stats`](DispatchContext::report_generation_stats). Then:
-/// - reasoning is stored as a [`Thought`], text as an assistant [`Message`];
-/// - when the model called tools, each call is stored, executed with
-///   [`execute_tool`](DispatchContext::execute_tool) and mutated with its results (a failed call
-///   keeps the error as its result, for the model to read), and the iteration ends without an
-///   ack, so the next one sends the results back;
-/// - otherwise the dispatch is acknowledged.
+/// Each iteration sends the system prompt, standing instructions, messages (with their
+/// attachments as content parts), finished tool calls and visible tools (see the
+/// [module documentation](super)), shaped by the [request hook](Self::with_request_hook) if
+/// one is set, retried as [`RetryPolicy`](super::RetryPolicy) says while no answer has begun,
+/// and reads the answer as it streams. Reports come in the order a reader expects:
+/// 1. text through [`report_message`](DispatchContext::report_message) and reasoning
+///    (`reasoning_content`) through [`report_thought`](DispatchContext::report_thought), as
+///    they arrive; each closed when the answer ends;
+/// 2. each tool call through [`report_tool_call`](DispatchContext::report_tool_call), once, with
+///    its name and whole arguments;
+/// 3. token usage through [`report_generation_stats`](DispatchContext::report_generation_stats).
 ///
-/// Stored ids are `{dispatch id}-{iteration}-…`, unique within the turn even when the provider
-/// repeats its ids across responses. A cancelled turn or dispatch drops the request at once.
+/// Then reasoning is stored as a [`Thought`] and text as an assistant [`Message`]. When the
+/// model called tools, each call is stored, the calls run concurrently (at most
+/// [`max_concurrent_tools`](OpenAiConfig::max_concurrent_tools) at a time) with
+/// [`execute_tool`](DispatchContext::execute_tool), and each is reported and mutated with its
+/// result in the order the model made them (a failed call keeps the error as its result, for
+/// the model to read); the iteration ends without an ack, so the next one sends the results
+/// back. Otherwise the dispatch is acknowledged.
+///
+/// A failed or cancelled call closes every stream it opened (`is_interrupted`) before it
+/// returns. Stored ids are `{dispatch id}-{iteration}-…`, unique within the turn even when the
+/// provider repeats its ids across responses. A cancelled turn or dispatch drops the request at
+/// once.
 ///
 /// ```no_run
 /// use adk::TurnRunner;
@@ -54,10 +82,22 @@ use super::{OpenAiConfig, OpenAiError, TimeoutPhase};
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct OpenAiExecutor {
     config: OpenAiConfig,
     client: reqwest::Client,
+    hook: Option<RequestHook>,
+}
+
+impl fmt::Debug for OpenAiExecutor {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("OpenAiExecutor")
+            .field("config", &self.config)
+            .field("client", &self.client)
+            .field("hook", &self.hook.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
 }
 
 impl OpenAiExecutor {
@@ -78,7 +118,60 @@ impl OpenAiExecutor {
             .connect_timeout(config.request_timeout)
             .build()
             .map_err(|source| OpenAiError::Client { source })?;
-        Ok(Self { config, client })
+        Ok(Self::with_client(config, client))
+    }
+
+    /// An executor for `config` that sends through `client`: your proxies, TLS roots,
+    /// connection pool. Headers, timeouts and retries still come from `config`.
+    ///
+    /// ```
+    /// use adk::openai::{OpenAiConfig, OpenAiExecutor};
+    ///
+    /// # fn build() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = reqwest::Client::builder()
+    ///     .proxy(reqwest::Proxy::https("http://proxy.internal:3128")?)
+    ///     .build()?;
+    /// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini")?;
+    /// let executor = OpenAiExecutor::with_client(config, client);
+    /// # let _ = executor;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_client(config: OpenAiConfig, client: reqwest::Client) -> Self {
+        Self {
+            config,
+            client,
+            hook: None,
+        }
+    }
+
+    /// The same executor calling `hook` before each iteration's request is sent, with the
+    /// dispatch context (its iteration, messages, tool calls, stash) and the request to change:
+    /// `tool_choice`, `response_format`, sampling options, per-request headers…
+    ///
+    /// ```
+    /// use adk::openai::{OpenAiConfig, OpenAiExecutor};
+    /// use serde_json::json;
+    ///
+    /// # fn build() -> Result<(), adk::openai::OpenAiError> {
+    /// let config = OpenAiConfig::new("http://127.0.0.1:8080/v1", "local")?;
+    /// // A tool call first, then a free answer: `required` only on the first iteration.
+    /// let executor = OpenAiExecutor::new(config)?.with_request_hook(|ctx, request| {
+    ///     if ctx.iteration() == 0 {
+    ///         request.body.insert("tool_choice".to_owned(), json!("required"));
+    ///     }
+    ///     request.body.insert("temperature".to_owned(), json!(0.2));
+    /// });
+    /// # let _ = executor;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_request_hook(
+        mut self,
+        hook: impl Fn(&DispatchContext, &mut ChatRequest) + Send + Sync + 'static,
+    ) -> Self {
+        self.hook = Some(Arc::new(hook));
+        self
     }
 
     /// The configuration it was built with.
@@ -88,20 +181,35 @@ impl OpenAiExecutor {
 
     async fn run(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
         let cancellation = ctx.cancellation().clone();
-        tokio::select! {
+        let outcome = tokio::select! {
             biased;
             () = cancellation.cancelled() => Err(Aborted::new(
                 "the turn was cancelled while the model was answering",
             )
             .into()),
             answered = self.answer(ctx) => answered,
+        };
+        // Every exit path closes what it opened: a listener waiting for `is_complete` is never
+        // left with a message that never finishes.
+        if let Err(error) = &outcome {
+            ctx.interrupt_open_streams(&error.to_string());
         }
+        outcome
     }
 
     async fn answer(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
-        let body = chat_request(ctx, &self.config);
-        let prefix = format!("{}-{}", ctx.id(), ctx.iteration());
-        let count = |field: &str| body[field].as_array().map_or(0, Vec::len);
+        let mut request = chat_request(ctx, &self.config).await;
+        if let Some(hook) = &self.hook {
+            hook(ctx, &mut request);
+        }
+        let prefix = format!("{}-{}", ctx.dispatch_id(), ctx.iteration());
+        let count = |field: &str| {
+            request
+                .body
+                .get(field)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len)
+        };
         ctx.log(
             LogLevel::Debug,
             "openai.request",
@@ -113,22 +221,44 @@ impl OpenAiExecutor {
             })),
         );
         let started = Instant::now();
-        let answer = self.stream(ctx, &body, &prefix).await?;
-        self.report_stats(ctx, &answer, started);
+        let answer = match self.config.total_timeout {
+            Some(limit) => tokio::time::timeout(limit, self.call_model(ctx, &request, &prefix))
+                .await
+                .map_err(|_| OpenAiError::Timeout {
+                    phase: TimeoutPhase::Total,
+                    after: limit,
+                })??,
+            None => self.call_model(ctx, &request, &prefix).await?,
+        };
 
         let thought_id = format!("{prefix}-thought");
         if !answer.reasoning.is_empty() {
             ctx.report_thought(&thought_id, "", true)?;
-            ctx.store_thought(Thought::new(thought_id, answer.reasoning.clone())?)
-                .await?;
         }
         let message_id = format!("{prefix}-message");
         if !answer.text.is_empty() {
             ctx.report_message(&message_id, "", true)?;
+        }
+        let calls = assemble_tool_calls(&answer)?;
+        for (call, _) in &calls {
+            ctx.report_tool_call(
+                call.id(),
+                ToolCallUpdate::new()
+                    .tool(call.tool())
+                    .args(Value::Object(call.args().clone())),
+            )?;
+        }
+        self.report_stats(ctx, &answer, started);
+
+        if !answer.reasoning.is_empty() {
+            ctx.store_thought(Thought::new(thought_id, answer.reasoning.clone())?)
+                .await?;
+        }
+        if !answer.text.is_empty() {
             ctx.store_message(Message::assistant(message_id, answer.text.clone())?)
                 .await?;
         }
-        if !answer.has_tool_calls() {
+        if calls.is_empty() {
             if answer.text.is_empty() {
                 ctx.log(
                     LogLevel::Warn,
@@ -140,61 +270,22 @@ impl OpenAiExecutor {
             ctx.ack()?;
             return Ok(());
         }
-        run_tool_calls(ctx, &answer).await
+        store_tool_calls(ctx, &calls).await?;
+        run_tool_calls(ctx, calls, self.config.max_concurrent_tools).await
     }
 
-    /// Sends the request and streams the answer, reporting deltas as they arrive.
-    async fn stream(
+    /// Sends the request (retrying while no answer has begun) and reads the answer, reporting
+    /// text and reasoning as they arrive.
+    async fn call_model(
         &self,
         ctx: &mut DispatchContext,
-        body: &Value,
+        request: &ChatRequest,
         prefix: &str,
     ) -> Result<Accumulator, BoxError> {
-        let url = self.config.endpoint();
-        let mut request = self
-            .client
-            .post(&url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "text/event-stream")
-            .body(body.to_string());
-        if let Some(api_key) = &self.config.api_key {
-            request = request.bearer_auth(api_key);
-        }
-        let response = match tokio::time::timeout(self.config.request_timeout, request.send()).await
-        {
-            Err(_) => {
-                return Err(OpenAiError::Timeout {
-                    phase: TimeoutPhase::Response,
-                    after: self.config.request_timeout,
-                }
-                .into());
-            }
-            Ok(Err(source)) => return Err(OpenAiError::Connect { url, source }.into()),
-            Ok(Ok(response)) => response,
-        };
-        let status = response.status();
-        if !status.is_success() {
-            // The error body is read with the idle bound too: a server that sends an error
-            // status and then stalls still ends the call.
-            let text = tokio::time::timeout(self.config.stream_idle_timeout, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            let message = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|value| error_message(&value))
-                .unwrap_or_else(|| match text.trim() {
-                    "" => status.canonical_reason().unwrap_or("no message").to_owned(),
-                    trimmed => trimmed.to_owned(),
-                });
-            return Err(OpenAiError::Status {
-                status: status.as_u16(),
-                message,
-                body: text,
-            }
-            .into());
-        }
+        let response = self.send(ctx, request).await?;
+        let message_id = format!("{prefix}-message");
+        let thought_id = format!("{prefix}-thought");
+        let mut answer = Accumulator::new(prefix);
 
         let is_json = response
             .headers()
@@ -202,36 +293,25 @@ impl OpenAiExecutor {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.trim_start().starts_with("application/json"));
         if is_json {
-            // A server that ignored `stream: true`, or reported an error with a 200 status.
-            let text = tokio::time::timeout(self.config.stream_idle_timeout, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            let reported = serde_json::from_str::<Value>(&text)
-                .ok()
-                .filter(|value| value.get("error").is_some())
-                .and_then(|value| error_message(&value));
-            return Err(match reported {
-                Some(message) => OpenAiError::StreamedError {
-                    message,
-                    data: text,
-                },
-                None => OpenAiError::MalformedStream {
-                    reason: "the server answered with one JSON body instead of an event stream; \
-                             check that it supports `stream: true`"
-                        .to_owned(),
-                    data: text,
-                },
+            // Asked for (`stream: false`), or a server that ignored `stream: true`: one whole
+            // answer, or an error reported with a 200 status.
+            let (bytes, truncated) =
+                read_capped(response, MAX_ANSWER_BODY, self.config.stream_idle_timeout).await?;
+            let text = String::from_utf8_lossy(&bytes);
+            if truncated {
+                return Err(OpenAiError::MalformedStream {
+                    reason: format!("the answer is longer than {MAX_ANSWER_BODY} bytes"),
+                    data: text.chars().take(MAX_ERROR_MESSAGE).collect(),
+                }
+                .into());
             }
-            .into());
+            let deltas = answer.apply_completion(&text)?;
+            report(ctx, &message_id, &thought_id, deltas)?;
+            return Ok(answer);
         }
 
-        let message_id = format!("{prefix}-message");
-        let thought_id = format!("{prefix}-thought");
         let mut bytes = response.bytes_stream();
         let mut parser = SseParser::default();
-        let mut answer = Accumulator::new(prefix);
         while !answer.done {
             let next = tokio::time::timeout(self.config.stream_idle_timeout, bytes.next())
                 .await
@@ -269,6 +349,145 @@ impl OpenAiExecutor {
         Ok(answer)
     }
 
+    /// Posts the request until a success status arrives, a failure is final, or the retries
+    /// run out. Nothing of the answer has been read when this returns, so retrying here never
+    /// repeats text already reported.
+    async fn send(
+        &self,
+        ctx: &DispatchContext,
+        request: &ChatRequest,
+    ) -> Result<reqwest::Response, OpenAiError> {
+        let url = self.config.endpoint();
+        let body = bytes::Bytes::from(serde_json::to_vec(&request.body).unwrap_or_default());
+        let headers = self.headers(request)?;
+        let policy = self.config.retry;
+        let mut retries = 0;
+        loop {
+            let attempt = self
+                .client
+                .post(&url)
+                .headers(headers.clone())
+                .body(body.clone())
+                .send();
+            let (error, asked_delay) =
+                match tokio::time::timeout(self.config.request_timeout, attempt).await {
+                    Err(_) => {
+                        // The server may be working on it: sending it again could be billed twice.
+                        return Err(OpenAiError::Timeout {
+                            phase: TimeoutPhase::Response,
+                            after: self.config.request_timeout,
+                        });
+                    }
+                    Ok(Err(source)) => (
+                        OpenAiError::Connect {
+                            url: url.clone(),
+                            source,
+                        },
+                        None,
+                    ),
+                    Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+                    Ok(Ok(response)) => {
+                        let status = response.status();
+                        let asked_delay = retry_after(response.headers());
+                        let error = status_error(response, self.config.stream_idle_timeout).await;
+                        if !retryable_status(status) {
+                            return Err(error);
+                        }
+                        (error, asked_delay)
+                    }
+                };
+            if retries >= policy.max_retries {
+                return Err(error);
+            }
+            retries += 1;
+            let delay = match asked_delay {
+                Some(asked) if asked > policy.max_delay => {
+                    ctx.log(
+                        LogLevel::Warn,
+                        "openai.retry_refused",
+                        format!(
+                            "not retrying: the server asked to wait {asked:?}, longer than the \
+                             retry ceiling of {:?}",
+                            policy.max_delay
+                        ),
+                        Some(serde_json::json!({
+                            "requested_delay_ms": duration_ms(asked),
+                            "max_delay_ms": duration_ms(policy.max_delay),
+                        })),
+                    );
+                    return Err(error);
+                }
+                Some(asked) => asked,
+                None => policy.backoff(retries),
+            };
+            let status = match &error {
+                OpenAiError::Status { status, .. } => Some(*status),
+                _ => None,
+            };
+            ctx.log(
+                LogLevel::Warn,
+                "openai.retry",
+                format!(
+                    "retry {retries} of {} in {delay:?}: {error}",
+                    policy.max_retries
+                ),
+                Some(serde_json::json!({
+                    "attempt": retries,
+                    "max_retries": policy.max_retries,
+                    "delay_ms": duration_ms(delay),
+                    "status": status,
+                    "retry_after": asked_delay.is_some(),
+                    "error": error.to_string(),
+                })),
+            );
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The headers of one request: content negotiation, `User-Agent`, the key, then the
+    /// configured headers, then the request's own (each replacing earlier ones of its name).
+    fn headers(&self, request: &ChatRequest) -> Result<HeaderMap, OpenAiError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static(if self.config.stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }),
+        );
+        headers.insert(USER_AGENT, HeaderValue::from_static(ADK_USER_AGENT));
+        if let Some(api_key) = &self.config.api_key {
+            let invalid = |_| OpenAiError::InvalidConfig {
+                field: "api_key",
+                value: "<redacted>".to_owned(),
+                reason: "the key holds characters an HTTP header cannot carry".to_owned(),
+            };
+            let (name, mut value) = match &self.config.api_key_header {
+                ApiKeyHeader::Bearer => (
+                    AUTHORIZATION,
+                    HeaderValue::from_str(&format!("Bearer {api_key}")).map_err(invalid)?,
+                ),
+                ApiKeyHeader::Named(name) => (
+                    name.clone(),
+                    HeaderValue::from_str(api_key).map_err(invalid)?,
+                ),
+            };
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        for source in [&self.config.headers, &request.headers] {
+            for name in source.keys() {
+                headers.remove(name);
+                for value in source.get_all(name) {
+                    headers.append(name.clone(), value.clone());
+                }
+            }
+        }
+        Ok(headers)
+    }
+
     fn report_stats(&self, ctx: &DispatchContext, answer: &Accumulator, started: Instant) {
         let mut stats = GenerationStats::new();
         let count = |field: &str| {
@@ -301,6 +520,68 @@ impl Executor for OpenAiExecutor {
     }
 }
 
+fn duration_ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Reads at most `limit` bytes of a body, each piece within `idle`; whether more was left.
+async fn read_capped(
+    response: reqwest::Response,
+    limit: usize,
+    idle: Duration,
+) -> Result<(Vec<u8>, bool), OpenAiError> {
+    let mut stream = response.bytes_stream();
+    let mut body = Vec::new();
+    loop {
+        let next = tokio::time::timeout(idle, stream.next())
+            .await
+            .map_err(|_| OpenAiError::Timeout {
+                phase: TimeoutPhase::Stream,
+                after: idle,
+            })?;
+        match next {
+            None => return Ok((body, false)),
+            Some(Err(source)) => return Err(OpenAiError::Stream { source }),
+            Some(Ok(chunk)) => {
+                let room = limit - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    // Dropping the stream closes the connection: the rest is never read.
+                    return Ok((body, true));
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+    }
+}
+
+/// The error for a non-success response, its body read up to [`MAX_ERROR_BODY`].
+async fn status_error(response: reqwest::Response, idle: Duration) -> OpenAiError {
+    let status = response.status();
+    // A body that cannot be read (or stalls) still leaves the status to report.
+    let (bytes, truncated) = read_capped(response, MAX_ERROR_BODY, idle)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let message = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|value| error_message(&value))
+        .unwrap_or_else(|| match text.trim() {
+            "" => status.canonical_reason().unwrap_or("no message").to_owned(),
+            trimmed if trimmed.len() > MAX_ERROR_MESSAGE || truncated => {
+                let cut: String = trimmed.chars().take(MAX_ERROR_MESSAGE).collect();
+                format!("{cut}… (truncated)")
+            }
+            trimmed => trimmed.to_owned(),
+        });
+    OpenAiError::Status {
+        status: status.as_u16(),
+        message,
+        body: text,
+        body_truncated: truncated,
+    }
+}
+
 fn report(
     ctx: &mut DispatchContext,
     message_id: &str,
@@ -315,20 +596,14 @@ fn report(
             StreamDelta::Reasoning(text) => {
                 ctx.report_thought(thought_id, &text, false)?;
             }
-            StreamDelta::ToolCall { id, name } => {
-                let update = match name {
-                    Some(name) => ToolCallUpdate::new().tool(name),
-                    None => ToolCallUpdate::new(),
-                };
-                ctx.report_tool_call(&id, update)?;
-            }
         }
     }
     Ok(())
 }
 
-/// Stores every call the model made, runs them in order and records their results.
-async fn run_tool_calls(ctx: &mut DispatchContext, answer: &Accumulator) -> Result<(), BoxError> {
+/// The answer's tool calls as records, each with the problem to report to the model instead of
+/// running it (arguments that are not a JSON object).
+fn assemble_tool_calls(answer: &Accumulator) -> Result<Vec<(ToolCall, Option<String>)>, BoxError> {
     let mut calls = Vec::new();
     for assembled in answer.tool_calls() {
         if assembled.name.is_empty() {
@@ -342,27 +617,56 @@ async fn run_tool_calls(ctx: &mut DispatchContext, answer: &Accumulator) -> Resu
             .into());
         }
         let (args, problem) = parse_arguments(&assembled.name, &assembled.arguments);
-        ctx.report_tool_call(
-            &assembled.id,
-            ToolCallUpdate::new()
-                .tool(assembled.name.clone())
-                .args(Value::Object(args.clone())),
-        )?;
         let call = ToolCall::new(
             assembled.id.clone(),
             assembled.name.clone(),
             Value::Object(args),
         )?;
-        ctx.store_tool_call(call.clone()).await?;
         calls.push((call, problem));
     }
-    for (call, problem) in calls {
-        let finished = match problem {
-            Some(problem) => call.fail(problem),
-            None => match ctx.execute_tool(&call).await {
-                Ok(output) => finish_with_output(call, output),
-                Err(error) => call.fail(error.to_string()),
-            },
+    Ok(calls)
+}
+
+/// Where the calls of one answer are stored, pending, before any of them runs.
+async fn store_tool_calls(
+    ctx: &mut DispatchContext,
+    calls: &[(ToolCall, Option<String>)],
+) -> Result<(), BoxError> {
+    for (call, _) in calls {
+        ctx.store_tool_call(call.clone()).await?;
+    }
+    Ok(())
+}
+
+/// Runs the calls, at most `limit` at a time, and records each result in the model's order.
+async fn run_tool_calls(
+    ctx: &mut DispatchContext,
+    calls: Vec<(ToolCall, Option<String>)>,
+    limit: usize,
+) -> Result<(), BoxError> {
+    // `execute_tool`'s futures own what they need, so they run while `ctx` stays usable.
+    let runs: Vec<_> = calls
+        .iter()
+        .map(|(call, problem)| {
+            let run = problem.is_none().then(|| ctx.execute_tool(call));
+            async move {
+                match run {
+                    Some(run) => Some(run.await),
+                    None => None,
+                }
+            }
+        })
+        .collect();
+    let outputs: Vec<_> = futures_util::stream::iter(runs)
+        .buffered(limit.max(1))
+        .collect()
+        .await;
+    for ((call, problem), output) in calls.into_iter().zip(outputs) {
+        let finished = match (problem, output) {
+            (Some(problem), _) => call.fail(problem),
+            (None, Some(Ok(output))) => finish_with_output(call, output),
+            (None, Some(Err(error))) => call.fail(error.to_string()),
+            (None, None) => call.fail("the call did not run"),
         };
         let results = match finished.results() {
             Some(ToolCallResults::Text(text)) => Value::String(text.render()),

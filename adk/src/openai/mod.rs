@@ -1,17 +1,19 @@
 //! An executor for OpenAI-compatible chat-completions servers (feature `openai`): the hosted
-//! API, llama.cpp's server, vLLM, Ollama and anything else that speaks `/chat/completions` with
-//! streaming and tool calling.
+//! API, Azure OpenAI, llama.cpp's server, vLLM, Ollama, LiteLLM, OpenRouter and anything else
+//! that speaks `/chat/completions` with tool calling.
 //!
-//! The module owns the whole exchange: [`OpenAiConfig`] (where and how long), the mapping of a
-//! dispatch context to a request (`request`), the server-sent-event parsing and delta
-//! accumulation (`stream`), the [`OpenAiExecutor`] that reports, stores and runs tools, and the
-//! typed [`OpenAiError`].
+//! The module owns the whole exchange: [`OpenAiConfig`] (where, how to authenticate, how long),
+//! [`RetryPolicy`] (what is tried again), the mapping of a dispatch context to a
+//! [`ChatRequest`] (`request`, media included), the server-sent-event parsing and delta
+//! accumulation (`stream`), the [`OpenAiExecutor`] that sends, reports, stores and runs tools,
+//! and the typed [`OpenAiError`].
 //!
 //! What the request holds, in order: the system prompt and each standing instruction as
 //! `system` messages; the context's messages and finished tool calls in the order they were
 //! created (calls as an assistant message's `tool_calls`, each followed by its `tool` result;
 //! ids renumbered `call_1`, `call_2`, … per request); the visible tools as `function` tools whose
-//! `parameters` are their input schemas; `stream: true`. Attachments are not sent (text only).
+//! `parameters` are their input schemas; `stream: true`. Attachments and media tool results are
+//! sent as content parts (see the guide below).
 //!
 //! HTTP goes through reqwest with rustls on the `ring` provider, so building needs nothing
 //! beyond a Rust toolchain (no cmake, no system OpenSSL).
@@ -25,8 +27,9 @@
 //! use adk::storage::NoopStorage;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! // ADK_OPENAI_BASE_URL=http://127.0.0.1:8080/v1, optionally ADK_OPENAI_API_KEY and ADK_MODEL.
-//! let config = OpenAiConfig::from_env()?.ok_or("set ADK_OPENAI_BASE_URL")?;
+//! // OPENAI_API_KEY for the hosted API, or OPENAI_BASE_URL=http://127.0.0.1:8080/v1 for a
+//! // local server; OPENAI_MODEL names the model.
+//! let config = OpenAiConfig::from_env()?.ok_or("set OPENAI_API_KEY or OPENAI_BASE_URL")?;
 //! let runner = TurnRunner::builder()
 //!     .storage(NoopStorage::new())
 //!     .turn_input(from_fn(|ctx: &mut TurnContext, next| {
@@ -47,13 +50,22 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Guide
+//!
+//! The rest of this page is `docs/openai.md`; its examples are compiled as doc-tests.
+//!
+#![doc = include_str!("../../../docs/openai.md")]
 
 mod config;
 mod error;
 mod executor;
 mod request;
+mod retry;
 mod stream;
 
-pub use config::{DEFAULT_MODEL, OpenAiConfig};
+pub use config::{ApiKeyHeader, DEFAULT_MODEL, OPENAI_API_BASE_URL, OpenAiConfig, USER_AGENT};
 pub use error::{OpenAiError, TimeoutPhase};
-pub use executor::OpenAiExecutor;
+pub use executor::{MAX_ERROR_BODY, OpenAiExecutor};
+pub use request::ChatRequest;
+pub use retry::RetryPolicy;

@@ -1,4 +1,4 @@
-//! The request side: a dispatch context mapped to a streaming `/chat/completions` body.
+//! The request side: a dispatch context mapped to a `/chat/completions` body.
 //!
 //! Order of `messages`: the system prompt, then each standing instruction (both as `system`
 //! messages), then the conversation as it happened: the context's messages and tool calls merged
@@ -7,16 +7,51 @@
 //! `tool` result. Pending tool calls are left out: the protocol requires a result for every call.
 //! Tool-call ids are renumbered per request (`call_1`, `call_2`, …): the stored ids are long and
 //! made unique per turn, while the protocol only needs them to pair calls with results.
+//!
+//! Media become content parts: a user message's attachments follow its text in one `content`
+//! array; a tool's media results are named in its `tool` message and sent as parts of one
+//! `user` message after the group's results (the protocol takes text only in `tool` messages).
+//! See [`media_part`] for which media become which part.
 
+use std::collections::HashMap;
+
+use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use crate::context::DispatchContext;
-use crate::primitives::{Message, Role, ToolCall, ToolCallResults};
+use crate::primitives::{
+    Media, MediaKind, Message, Role, SpooledArtifact, ToolCall, ToolCallResults,
+};
 
 use super::OpenAiConfig;
 
-/// The request body for this iteration of `ctx`.
-pub(crate) fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> Value {
+/// One request as it will be sent: the body and the headers added to the configured ones.
+///
+/// A [request hook](super::OpenAiExecutor::with_request_hook) receives it before every
+/// iteration's call and may change anything in it.
+///
+/// ```
+/// use adk::openai::ChatRequest;
+///
+/// fn force_json(request: &mut ChatRequest) {
+///     request.body.insert(
+///         "response_format".to_owned(),
+///         serde_json::json!({"type": "json_object"}),
+///     );
+/// }
+/// # let _ = force_json;
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ChatRequest {
+    /// The JSON body: `model`, `messages`, `tools`, `stream`…, and the configured extra fields.
+    pub body: Map<String, Value>,
+    /// Headers for this request only; they replace configured headers of the same name.
+    pub headers: HeaderMap,
+}
+
+/// The request for this iteration of `ctx`, media read from their readers.
+pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> ChatRequest {
     let mut messages = Vec::new();
     let system_prompt = ctx.system_prompt().render();
     if !system_prompt.is_empty() {
@@ -28,9 +63,11 @@ pub(crate) fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> Valu
             messages.push(json!({"role": "system", "content": text}));
         }
     }
+    let contents = Contents::read(ctx.messages.as_slice(), ctx.tool_calls.as_slice()).await;
     conversation(
         ctx.messages.as_slice(),
         ctx.tool_calls.as_slice(),
+        &contents,
         &mut messages,
     );
 
@@ -56,8 +93,8 @@ pub(crate) fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> Valu
     if !tools.is_empty() {
         body.insert("tools".to_owned(), Value::Array(tools));
     }
-    body.insert("stream".to_owned(), Value::Bool(true));
-    if config.include_usage {
+    body.insert("stream".to_owned(), Value::Bool(config.stream));
+    if config.stream && config.include_usage {
         body.insert("stream_options".to_owned(), json!({"include_usage": true}));
     }
     for (field, value) in &config.extra_body {
@@ -65,7 +102,160 @@ pub(crate) fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> Valu
             body.insert(field.clone(), value.clone());
         }
     }
-    Value::Object(body)
+    ChatRequest {
+        body,
+        headers: HeaderMap::new(),
+    }
+}
+
+/// What the media and artifacts of a request read as, gathered before the body is built (reading
+/// is async; building is not). Keyed by media id, and by artifact reader id.
+#[derive(Debug, Default)]
+struct Contents {
+    media: HashMap<String, Value>,
+    artifacts: HashMap<String, String>,
+}
+
+impl Contents {
+    async fn read(messages: &[Message], tool_calls: &[ToolCall]) -> Self {
+        let mut contents = Self::default();
+        for message in messages
+            .iter()
+            .filter(|message| message.role() == Role::User)
+        {
+            for media in message.attachments() {
+                contents.add_media(media).await;
+            }
+        }
+        for call in tool_calls.iter().filter(|call| call.is_complete()) {
+            match call.results() {
+                Some(ToolCallResults::Media(media)) => contents.add_media(media).await,
+                Some(ToolCallResults::MediaList(list)) => {
+                    for media in list {
+                        contents.add_media(media).await;
+                    }
+                }
+                Some(ToolCallResults::Artifact(artifact)) => contents.add_artifact(artifact).await,
+                Some(ToolCallResults::Artifacts(list)) => {
+                    for artifact in list {
+                        contents.add_artifact(artifact).await;
+                    }
+                }
+                Some(ToolCallResults::Text(_)) | None => {}
+            }
+        }
+        contents
+    }
+
+    async fn add_media(&mut self, media: &Media) {
+        if !self.media.contains_key(media.id()) {
+            let part = media_part(media).await;
+            self.media.insert(media.id().to_owned(), part);
+        }
+    }
+
+    async fn add_artifact(&mut self, artifact: &SpooledArtifact) {
+        let id = artifact.reader().id().to_owned();
+        if self.artifacts.contains_key(&id) {
+            return;
+        }
+        let text = match artifact.reader().read_all().await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(error) => format!("[artifact {id} could not be read: {error}]"),
+        };
+        self.artifacts.insert(id, text);
+    }
+
+    fn media(&self, media: &Media) -> Value {
+        self.media
+            .get(media.id())
+            .cloned()
+            .unwrap_or_else(|| text_part(format!("[{} was not read]", describe(media))))
+    }
+
+    fn artifact(&self, artifact: &SpooledArtifact) -> String {
+        self.artifacts
+            .get(artifact.reader().id())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+fn text_part(text: String) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn describe(media: &Media) -> String {
+    format!("{} ({})", media.filename(), media.mime_type())
+}
+
+/// The content part for `media`:
+/// - an image whose source is an `http(s)` URL is sent as that URL (`image_url`), any other
+///   image as a `data:` URL of its bytes;
+/// - text documents (`text/*`, JSON, XML, YAML) as a `text` part holding the file name and text;
+/// - WAV and MP3 audio as `input_audio`, PDF as a `file` part with a data URL;
+/// - anything else as a `text` part saying what was left out and why.
+///
+/// Bytes that cannot be read become a `text` part naming the media and the error, so the model
+/// learns that something was attached.
+pub(crate) async fn media_part(media: &Media) -> Value {
+    let mime = media.mime_type().to_ascii_lowercase();
+    if media.kind() == MediaKind::Image
+        && let Some(url) = media.source().filter(|source| is_http_url(source))
+    {
+        return json!({"type": "image_url", "image_url": {"url": url}});
+    }
+    let unreadable = |error: std::io::Error| {
+        text_part(format!("[{} could not be read: {error}]", describe(media)))
+    };
+    let is_text = mime.starts_with("text/")
+        || ["application/json", "application/xml", "application/yaml"]
+            .iter()
+            .any(|kind| mime.starts_with(kind));
+    if is_text {
+        return match media.as_bytes().await {
+            Ok(bytes) => text_part(format!(
+                "{}:\n{}",
+                media.filename(),
+                String::from_utf8_lossy(&bytes)
+            )),
+            Err(error) => unreadable(error),
+        };
+    }
+    let audio_format = match mime.as_str() {
+        "audio/wav" | "audio/x-wav" | "audio/wave" => Some("wav"),
+        "audio/mpeg" | "audio/mp3" => Some("mp3"),
+        _ => None,
+    };
+    let sendable =
+        media.kind() == MediaKind::Image || audio_format.is_some() || mime == "application/pdf";
+    if !sendable {
+        return text_part(format!(
+            "[{} not sent: the chat-completions protocol takes images, WAV/MP3 audio, PDF and \
+             text]",
+            describe(media)
+        ));
+    }
+    let base64 = match media.as_base64().await {
+        Ok(base64) => base64,
+        Err(error) => return unreadable(error),
+    };
+    match audio_format {
+        Some(format) => {
+            json!({"type": "input_audio", "input_audio": {"data": base64, "format": format}})
+        }
+        None if mime == "application/pdf" => json!({"type": "file", "file": {
+            "filename": media.filename(),
+            "file_data": format!("data:{mime};base64,{base64}"),
+        }}),
+        None => {
+            json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{base64}")}})
+        }
+    }
+}
+
+fn is_http_url(source: &str) -> bool {
+    reqwest::Url::parse(source).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
 }
 
 enum Entry<'a> {
@@ -73,7 +263,12 @@ enum Entry<'a> {
     ToolCall(&'a ToolCall),
 }
 
-fn conversation(messages: &[Message], tool_calls: &[ToolCall], out: &mut Vec<Value>) {
+fn conversation(
+    messages: &[Message],
+    tool_calls: &[ToolCall],
+    contents: &Contents,
+    out: &mut Vec<Value>,
+) {
     // A merge, not a sort: each collection keeps its own order, and on equal times the message
     // goes first (an assistant's text comes before the calls it made in the same answer).
     let mut entries = Vec::with_capacity(messages.len() + tool_calls.len());
@@ -100,26 +295,45 @@ fn conversation(messages: &[Message], tool_calls: &[ToolCall], out: &mut Vec<Val
             Entry::ToolCall(call) if call.is_complete() => group.push(call),
             Entry::ToolCall(_) => {}
             Entry::Message(message) => {
-                flush_group(&mut group, &mut next_call_id, out);
-                if let Some(content) = message.content().map(|content| content.render()) {
-                    let role = match message.role() {
-                        Role::User => "user",
-                        Role::Assistant => "assistant",
-                    };
-                    out.push(json!({"role": role, "content": content}));
+                flush_group(&mut group, &mut next_call_id, contents, out);
+                if let Some(content) = message_content(message, contents) {
+                    out.push(json!({"role": message.role().as_str(), "content": content}));
                 }
             }
         }
     }
-    flush_group(&mut group, &mut next_call_id, out);
+    flush_group(&mut group, &mut next_call_id, contents, out);
 }
 
-fn flush_group(group: &mut Vec<&ToolCall>, next_call_id: &mut usize, out: &mut Vec<Value>) {
+/// A message's `content`: its text, or an array of parts when a user message has attachments
+/// (assistant messages are sent as text: the protocol takes no media from the assistant).
+fn message_content(message: &Message, contents: &Contents) -> Option<Value> {
+    let text = message.content().map(|content| content.render());
+    if message.role() == Role::Assistant || message.attachments().is_empty() {
+        return text.map(Value::String);
+    }
+    let mut parts: Vec<Value> = text.into_iter().map(text_part).collect();
+    parts.extend(
+        message
+            .attachments()
+            .iter()
+            .map(|media| contents.media(media)),
+    );
+    Some(Value::Array(parts))
+}
+
+fn flush_group(
+    group: &mut Vec<&ToolCall>,
+    next_call_id: &mut usize,
+    contents: &Contents,
+    out: &mut Vec<Value>,
+) {
     if group.is_empty() {
         return;
     }
     let mut calls = Vec::with_capacity(group.len());
     let mut results = Vec::with_capacity(group.len());
+    let mut media_parts = Vec::new();
     for call in group.drain(..) {
         let id = format!("call_{next_call_id}");
         *next_call_id += 1;
@@ -131,7 +345,23 @@ fn flush_group(group: &mut Vec<&ToolCall>, next_call_id: &mut usize, out: &mut V
                 "arguments": Value::Object(call.args().clone()).to_string(),
             },
         }));
-        results.push(json!({"role": "tool", "tool_call_id": id, "content": result_text(call)}));
+        let media: &[Media] = match call.results() {
+            Some(ToolCallResults::Media(media)) => std::slice::from_ref(media),
+            Some(ToolCallResults::MediaList(list)) => list,
+            _ => &[],
+        };
+        if !media.is_empty() {
+            media_parts.push(text_part(format!(
+                "Media returned by tool call {id} ({}):",
+                call.tool()
+            )));
+            media_parts.extend(media.iter().map(|media| contents.media(media)));
+        }
+        results.push(json!({
+            "role": "tool",
+            "tool_call_id": id,
+            "content": result_text(call, &id, contents),
+        }));
     }
     let joins_previous = out
         .last()
@@ -143,12 +373,30 @@ fn flush_group(group: &mut Vec<&ToolCall>, next_call_id: &mut usize, out: &mut V
         _ => out.push(json!({"role": "assistant", "content": null, "tool_calls": calls})),
     }
     out.extend(results);
+    if !media_parts.is_empty() {
+        out.push(json!({"role": "user", "content": media_parts}));
+    }
 }
 
-fn result_text(call: &ToolCall) -> String {
+fn result_text(call: &ToolCall, id: &str, contents: &Contents) -> String {
     let text = match call.results() {
         Some(ToolCallResults::Text(text)) => text.render(),
-        Some(other) => serde_json::to_string(other).unwrap_or_default(),
+        Some(ToolCallResults::Artifact(artifact)) => contents.artifact(artifact),
+        Some(ToolCallResults::Artifacts(list)) => list
+            .iter()
+            .map(|artifact| contents.artifact(artifact))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        Some(ToolCallResults::Media(media)) => {
+            format!(
+                "Returned {}; attached in the next message, after tool call {id}.",
+                describe(media)
+            )
+        }
+        Some(ToolCallResults::MediaList(list)) => format!(
+            "Returned {}; attached in the next message, after tool call {id}.",
+            list.iter().map(describe).collect::<Vec<_>>().join(", ")
+        ),
         None => String::new(),
     };
     if call.is_error() {
@@ -195,7 +443,7 @@ mod tests {
                 .with_created_at(at(3)),
         ];
         let mut out = Vec::new();
-        conversation(&messages, &tool_calls, &mut out);
+        conversation(&messages, &tool_calls, &Contents::default(), &mut out);
         let call = |id: &str, city: &str| {
             json!({"id": id, "type": "function", "function": {
                 "name": "forecast", "arguments": json!({"city": city}).to_string()}})

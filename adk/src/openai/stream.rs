@@ -12,9 +12,15 @@ use serde_json::Value;
 use super::OpenAiError;
 
 /// Splits a byte stream into the `data` of its events.
+///
+/// Linear in its input: bytes already searched for a line end are not searched again when the
+/// next chunk arrives, so one long line sent in many small chunks costs its length, not its
+/// length squared.
 #[derive(Debug, Default)]
 pub(crate) struct SseParser {
     pending: Vec<u8>,
+    /// How many leading bytes of `pending` are known to hold no line end.
+    scanned: usize,
     data: Option<String>,
 }
 
@@ -24,26 +30,30 @@ impl SseParser {
         self.pending.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut consumed = 0;
-        while let Some(offset) = self.pending[consumed..]
+        let mut search_from = self.scanned;
+        while let Some(offset) = self.pending[search_from..]
             .iter()
             .position(|&byte| byte == b'\n')
         {
-            let end = consumed + offset;
+            let end = search_from + offset;
             let line = &self.pending[consumed..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let line = String::from_utf8_lossy(line).into_owned();
             consumed = end + 1;
+            search_from = consumed;
             if let Some(data) = self.line(&line) {
                 events.push(data);
             }
         }
         self.pending.drain(..consumed);
+        self.scanned = self.pending.len();
         events
     }
 
     /// The data of an event the stream ended inside, if any.
     pub(crate) fn finish(&mut self) -> Option<String> {
         let rest = std::mem::take(&mut self.pending);
+        self.scanned = 0;
         if !rest.is_empty() {
             let line = String::from_utf8_lossy(&rest).into_owned();
             if let Some(data) = self.line(line.trim_end_matches('\r')) {
@@ -105,8 +115,15 @@ struct ChoiceDelta {
     /// llama.cpp, vLLM and DeepSeek name it `reasoning_content`; some servers `reasoning`.
     #[serde(default, alias = "reasoning")]
     reasoning_content: Option<String>,
-    #[serde(default)]
+    /// `null` from some servers when there are none.
+    #[serde(default, deserialize_with = "null_as_empty")]
     tool_calls: Vec<ToolCallDelta>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ToolCallDelta>, D::Error> {
+    Ok(Option::<Vec<ToolCallDelta>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,13 +151,6 @@ pub(crate) enum StreamDelta {
     Text(String),
     /// Reasoning text.
     Reasoning(String),
-    /// A tool call was announced or learned its name.
-    ToolCall {
-        /// The id it is stored under.
-        id: String,
-        /// Its name, once known.
-        name: Option<String>,
-    },
 }
 
 /// A tool call as assembled from its deltas.
@@ -203,6 +213,45 @@ impl Accumulator {
                 data: data.to_owned(),
             });
         }
+        Ok(self.apply_chunk(chunk))
+    }
+
+    /// Applies a whole (unstreamed) chat completion: its `message` is read as one delta.
+    pub(crate) fn apply_completion(&mut self, body: &str) -> Result<Vec<StreamDelta>, OpenAiError> {
+        let malformed = |reason: String| OpenAiError::MalformedStream {
+            reason,
+            data: body.to_owned(),
+        };
+        let mut value: Value = serde_json::from_str(body)
+            .map_err(|error| malformed(format!("the answer is not JSON: {error}")))?;
+        if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
+            return Err(OpenAiError::StreamedError {
+                message: error_message(error).unwrap_or_else(|| error.to_string()),
+                data: body.to_owned(),
+            });
+        }
+        let Some(choices) = value.get_mut("choices").and_then(Value::as_array_mut) else {
+            return Err(malformed(
+                "the answer has no `choices`; is this a chat-completions endpoint?".to_owned(),
+            ));
+        };
+        for choice in choices.iter_mut() {
+            let Some(object) = choice.as_object_mut() else {
+                continue;
+            };
+            // A whole message has the shape of one delta carrying everything.
+            if let Some(message) = object.remove("message") {
+                object.insert("delta".to_owned(), message);
+            }
+        }
+        let chunk: Chunk = serde_json::from_value(value)
+            .map_err(|error| malformed(format!("the answer is not a chat completion: {error}")))?;
+        let deltas = self.apply_chunk(chunk);
+        self.done = true;
+        Ok(deltas)
+    }
+
+    fn apply_chunk(&mut self, chunk: Chunk) -> Vec<StreamDelta> {
         if chunk.model.is_some() {
             self.model = chunk.model;
         }
@@ -233,7 +282,6 @@ impl Accumulator {
                     Some(function) => (function.name, function.arguments),
                     None => (None, None),
                 };
-                let is_new = !self.tool_calls.contains_key(&index);
                 let id_prefix = &self.id_prefix;
                 let entry = self.tool_calls.entry(index).or_insert_with(|| {
                     let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
@@ -250,7 +298,6 @@ impl Accumulator {
                 if entry.provider_id.is_none() {
                     entry.provider_id = call.id.filter(|id| !id.is_empty());
                 }
-                let named = name.as_deref().is_some_and(|name| !name.is_empty());
                 if let Some(name) = name {
                     // Most servers send the name whole; a few split it like the arguments.
                     entry.name.push_str(&name);
@@ -258,15 +305,9 @@ impl Accumulator {
                 if let Some(arguments) = arguments {
                     entry.arguments.push_str(&arguments);
                 }
-                if is_new || named {
-                    deltas.push(StreamDelta::ToolCall {
-                        id: entry.id.clone(),
-                        name: (!entry.name.is_empty()).then(|| entry.name.clone()),
-                    });
-                }
             }
         }
-        Ok(deltas)
+        deltas
     }
 
     fn next_index(&self, position: usize, id: Option<&str>) -> u32 {
@@ -289,11 +330,6 @@ impl Accumulator {
     /// The tool calls, in the order of their indexes.
     pub(crate) fn tool_calls(&self) -> impl Iterator<Item = &AssembledToolCall> {
         self.tool_calls.values()
-    }
-
-    /// Whether the model asked for tools.
-    pub(crate) fn has_tool_calls(&self) -> bool {
-        !self.tool_calls.is_empty()
     }
 }
 
@@ -346,12 +382,9 @@ mod tests {
         let first = accumulator
             .apply(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"forecast","arguments":""}}]}}]}"#)
             .unwrap();
-        assert_eq!(
-            first,
-            [StreamDelta::ToolCall {
-                id: "d-0-call_1".into(),
-                name: Some("forecast".into())
-            }]
+        assert!(
+            first.is_empty(),
+            "a call is announced once its arguments are whole"
         );
         for piece in [r#"{\"ci"#, r#"ty\": "#, r#"\"Oslo\"}"#] {
             let data = format!(
@@ -366,7 +399,44 @@ mod tests {
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].name, "forecast");
         assert_eq!(calls[0].arguments, r#"{"city": "Oslo"}"#);
+        assert_eq!(calls[0].id, "d-0-call_1");
         assert_eq!(accumulator.finish_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn one_long_line_in_small_chunks_is_parsed_in_linear_time() {
+        // Quadratic rescanning made this take seconds; linear parsing takes milliseconds. The
+        // figure lives in the bench; here the result is checked.
+        let line = format!("data: {}\n\n", "x".repeat(1 << 20));
+        let mut parser = SseParser::default();
+        let mut events = Vec::new();
+        for piece in line.as_bytes().chunks(64) {
+            events.extend(parser.push(piece));
+        }
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].len(), 1 << 20);
+    }
+
+    #[test]
+    fn a_whole_completion_is_read_as_one_delta_with_its_tool_calls() {
+        let mut accumulator = Accumulator::new("d-0");
+        let deltas = accumulator
+            .apply_completion(
+                r#"{"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"Checking.","tool_calls":[{"id":"c1","type":"function","function":{"name":"forecast","arguments":"{}"}}]}}],"usage":{"total_tokens":3}}"#,
+            )
+            .unwrap();
+        assert_eq!(deltas, [StreamDelta::Text("Checking.".into())]);
+        assert!(accumulator.done);
+        let calls: Vec<_> = accumulator.tool_calls().cloned().collect();
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("d-0-c1", "forecast")
+        );
+        assert_eq!(accumulator.usage.as_ref().unwrap()["total_tokens"], 3);
+        assert!(matches!(
+            accumulator.apply_completion(r#"{"object":"list"}"#),
+            Err(OpenAiError::MalformedStream { .. })
+        ));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
 use crate::bytes::{
     ByteStoreError, ByteStream, CHUNK_SIZE, ConduitBytes, MediaSource, ReaderDescriptor,
@@ -15,6 +15,7 @@ use crate::bytes::{
 use crate::storage::{StorageContext, StorageError};
 
 use super::error::backend;
+use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
 use super::worker::Workers;
 
 /// The name readers give in their [`ReaderDescriptor`], so a stored handle can be re-attached.
@@ -36,217 +37,282 @@ impl Conduit {
     }
 }
 
-// How many chunks may wait between the incoming stream and the writer thread. With chunks of
-// at most a few CHUNK_SIZE, this bounds what a streamed write holds in memory.
-const CHUNKS_IN_FLIGHT: usize = 4;
-
-enum FeedStopped {
-    Failed(std::io::Error),
-    Cancelled,
-}
-
-enum Piece {
-    Chunk(Bytes),
-    End,
-}
-
-/// Writes `bytes` under (`conduit`, `id`) in one transaction, replacing earlier bytes.
+/// Writes `bytes` under (`conduit`, the context's conversation, `id`), replacing the bytes
+/// that conversation stored under that id before. Other conversations' bytes are never touched.
 pub(super) async fn write(
-    workers: &Workers,
+    workers: &Arc<Workers>,
     ctx: &StorageContext,
     conduit: Conduit,
     id: String,
     bytes: ConduitBytes,
 ) -> Result<(), StorageError> {
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     match bytes {
         ConduitBytes::Text(text) => {
-            write_whole(workers, conduit, conversation_id, id, Bytes::from(text)).await
+            write_whole(workers, conduit, owner, id, Bytes::from(text)).await
         }
-        ConduitBytes::Bytes(whole) => {
-            write_whole(workers, conduit, conversation_id, id, whole).await
-        }
+        ConduitBytes::Bytes(whole) => write_whole(workers, conduit, owner, id, whole).await,
         ConduitBytes::Stream(stream) => {
-            write_stream(workers, ctx, conduit, conversation_id, id, stream).await
+            write_stream(workers, ctx, conduit, owner, id, stream).await
         }
     }
 }
 
+// Bytes already in memory go in with one short transaction.
 async fn write_whole(
     workers: &Workers,
     conduit: Conduit,
-    conversation_id: String,
+    owner: Owner,
     id: String,
     whole: Bytes,
 ) -> Result<(), StorageError> {
     workers
         .writer
         .run(move |connection| {
-            let mut blob = BlobWrite::begin(connection, conduit, &conversation_id, &id)?;
-            blob.append(&whole)?;
-            blob.commit()
+            let transaction = connection
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(backend(format!("writing bytes `{id}`")))?;
+            let key = insert_blob(&transaction, conduit, &owner, &id)?;
+            let (byte_length, chunk_count) = append_chunks(&transaction, key, 0, &whole, &id)?;
+            publish(
+                &transaction,
+                conduit,
+                &owner,
+                &id,
+                key,
+                byte_length,
+                chunk_count,
+            )?;
+            transaction
+                .commit()
+                .map_err(backend(format!("finishing bytes `{id}`")))
         })
         .await
 }
 
-// The writer thread holds one transaction open while the chunks arrive and commits only after
-// the last one, so a reader never sees half a payload and a failed stream leaves the earlier
-// bytes in place. Other writes queue behind it meanwhile: SQLite admits one writer at a time.
+// A stream is staged: its blob row is invisible to every lookup while chunks arrive, and each
+// chunk is written in a short transaction of its own, so a stream that stalls holds nothing
+// but its own staged rows — every other write, from this conversation or another, goes on. The
+// last step swaps the staged bytes for the old ones in one transaction, so a reader sees either
+// the old bytes or the new ones, never half a payload. A failed, cancelled or abandoned stream
+// has its staged rows removed and leaves the earlier bytes in place.
 async fn write_stream(
-    workers: &Workers,
+    workers: &Arc<Workers>,
     ctx: &StorageContext,
     conduit: Conduit,
-    conversation_id: String,
+    owner: Owner,
     id: String,
     mut stream: ByteStream,
 ) -> Result<(), StorageError> {
-    let (pieces, mut arriving) = tokio::sync::mpsc::channel::<Piece>(CHUNKS_IN_FLIGHT);
-    let writer_id = id.clone();
-    let written = workers.writer.run(move |connection| {
-        let mut blob = BlobWrite::begin(connection, conduit, &conversation_id, &writer_id)?;
-        loop {
-            match arriving.blocking_recv() {
-                Some(Piece::Chunk(chunk)) => blob.append(&chunk)?,
-                Some(Piece::End) => return blob.commit().map(|()| true),
-                // The caller stopped sending (its stream failed or it was dropped): dropping the
-                // transaction rolls it back.
-                None => return Ok(false),
-            }
-        }
-    });
-    // A cancelled turn stops the write (and so frees the writer) even while its stream stalls.
-    let cancellation = ctx.cancellation().clone();
-    let feed = async move {
-        loop {
-            let item = tokio::select! {
-                item = stream.next() => item,
-                () = cancellation.cancelled() => return Err(FeedStopped::Cancelled),
-            };
-            match item {
-                Some(Ok(chunk)) => {
-                    if pieces.send(Piece::Chunk(chunk)).await.is_err() {
-                        // The writer gave up; its answer carries the reason.
-                        return Ok(());
-                    }
-                }
-                Some(Err(source)) => return Err(FeedStopped::Failed(source)),
-                None => break,
-            }
-        }
-        let _ = pieces.send(Piece::End).await;
-        Ok(())
+    let staged = {
+        let owner = owner.clone();
+        let id = id.clone();
+        workers
+            .writer
+            .run(move |connection| {
+                let transaction = connection
+                    .transaction()
+                    .map_err(backend(format!("staging bytes `{id}`")))?;
+                let key = insert_blob(&transaction, conduit, &owner, &id)?;
+                transaction
+                    .commit()
+                    .map_err(backend(format!("staging bytes `{id}`")))?;
+                Ok(key)
+            })
+            .await?
     };
-    let (written, fed) = tokio::join!(written, feed);
-    match fed {
-        Err(FeedStopped::Failed(source)) => {
-            return Err(StorageError::Bytes(ByteStoreError::InputStream {
-                id,
-                source,
-            }));
+    let mut staging = Staging {
+        workers: Arc::clone(workers),
+        key: staged,
+        finished: false,
+    };
+    let mut byte_length = 0_u64;
+    let mut chunk_count = 0_i64;
+    let cancellation = ctx.cancellation().clone();
+    loop {
+        let item = tokio::select! {
+            item = stream.next() => item,
+            () = cancellation.cancelled() => return Err(StorageError::cancelled(ctx)),
+        };
+        match item {
+            Some(Ok(chunk)) => {
+                let id = id.clone();
+                let key = staging.key;
+                let (added_bytes, added_chunks) = workers
+                    .writer
+                    .run(move |connection| {
+                        let transaction = connection
+                            .transaction()
+                            .map_err(backend(format!("writing bytes `{id}`")))?;
+                        let added = append_chunks(&transaction, key, chunk_count, &chunk, &id)?;
+                        transaction
+                            .commit()
+                            .map_err(backend(format!("writing bytes `{id}`")))?;
+                        Ok(added)
+                    })
+                    .await?;
+                byte_length += added_bytes;
+                chunk_count += added_chunks;
+            }
+            Some(Err(source)) => {
+                return Err(StorageError::Bytes(ByteStoreError::InputStream {
+                    id,
+                    source,
+                }));
+            }
+            None => break,
         }
-        Err(FeedStopped::Cancelled) => return Err(StorageError::cancelled(ctx)),
-        Ok(()) => {}
     }
-    match written? {
-        true => Ok(()),
-        false => Err(StorageError::backend(format!(
-            "the write of bytes `{id}` ended before its stream did; nothing was stored"
-        ))),
+    let key = staging.key;
+    workers
+        .writer
+        .run(move |connection| {
+            let transaction = connection
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(backend(format!("finishing bytes `{id}`")))?;
+            publish(
+                &transaction,
+                conduit,
+                &owner,
+                &id,
+                key,
+                byte_length,
+                chunk_count,
+            )?;
+            transaction
+                .commit()
+                .map_err(backend(format!("finishing bytes `{id}`")))
+        })
+        .await?;
+    staging.finished = true;
+    Ok(())
+}
+
+/// Removes a staged stream's rows unless it was published, whichever way the write ended
+/// (error, cancellation, or the caller dropping the future).
+struct Staging {
+    workers: Arc<Workers>,
+    key: i64,
+    finished: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let key = self.key;
+        // Handed to the writer without waiting: a destructor cannot await. If this removal
+        // fails, the next open removes the rows once they are old enough.
+        self.workers.writer.submit(move |connection| {
+            connection
+                .execute(
+                    "DELETE FROM blobs WHERE key = ?1 AND staged_at IS NOT NULL",
+                    [key],
+                )
+                .map(drop)
+                .map_err(backend("removing staged bytes"))
+        });
     }
 }
 
-struct BlobWrite<'connection> {
-    transaction: rusqlite::Transaction<'connection>,
+// A new blob row, staged: stamped with the time and invisible to lookups until `publish`. A
+// blob written in one transaction is staged and published within it, so the unique index never
+// sees two current rows for one id.
+fn insert_blob(
+    transaction: &rusqlite::Transaction<'_>,
+    conduit: Conduit,
+    owner: &Owner,
+    id: &str,
+) -> Result<i64, StorageError> {
+    transaction
+        .execute(
+            &format!(
+                "INSERT INTO blobs ({COLUMNS}, conduit, id, byte_length, chunk_count, staged_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, unixepoch())"
+            ),
+            owner_params!(owner, conduit.column_value(), id),
+        )
+        .map_err(backend(format!("writing bytes `{id}`")))?;
+    Ok(transaction.last_insert_rowid())
+}
+
+// Large incoming chunks are split so that every stored chunk, and so every chunk a reader hands
+// out, is at most CHUNK_SIZE. Returns the bytes and chunks added.
+fn append_chunks(
+    transaction: &rusqlite::Transaction<'_>,
     key: i64,
-    id: String,
+    first_sequence: i64,
+    bytes: &[u8],
+    id: &str,
+) -> Result<(u64, i64), StorageError> {
+    let mut statement = transaction
+        .prepare_cached("INSERT INTO blob_chunks (blob_key, sequence, data) VALUES (?1, ?2, ?3)")
+        .map_err(backend(format!("writing bytes `{id}`")))?;
+    let mut sequence = first_sequence;
+    for piece in bytes.chunks(CHUNK_SIZE) {
+        statement
+            .execute(params![key, sequence, piece])
+            .map_err(backend(format!("writing bytes `{id}`")))?;
+        sequence += 1;
+    }
+    Ok((bytes.len() as u64, sequence - first_sequence))
+}
+
+// Makes the staged blob `key` the bytes of (conduit, owner, id): the previous bytes go (their
+// chunks with them, ON DELETE CASCADE) and the staged row becomes visible.
+fn publish(
+    transaction: &rusqlite::Transaction<'_>,
+    conduit: Conduit,
+    owner: &Owner,
+    id: &str,
+    key: i64,
     byte_length: u64,
     chunk_count: i64,
-}
-
-impl<'connection> BlobWrite<'connection> {
-    fn begin(
-        connection: &'connection mut Connection,
-        conduit: Conduit,
-        conversation_id: &str,
-        id: &str,
-    ) -> Result<Self, StorageError> {
-        let operation = || format!("writing bytes `{id}`");
-        let transaction = connection
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(backend(operation()))?;
-        // The chunks of the bytes this replaces go with their row (ON DELETE CASCADE).
-        transaction
-            .execute(
-                "DELETE FROM blobs WHERE conduit = ?1 AND id = ?2",
-                params![conduit.column_value(), id],
-            )
-            .map_err(backend(operation()))?;
-        transaction
-            .execute(
-                "INSERT INTO blobs (conduit, id, conversation_id, byte_length, chunk_count)
-                 VALUES (?1, ?2, ?3, 0, 0)",
-                params![conduit.column_value(), id, conversation_id],
-            )
-            .map_err(backend(operation()))?;
-        let key = transaction.last_insert_rowid();
-        Ok(Self {
-            transaction,
-            key,
-            id: id.to_owned(),
-            byte_length: 0,
-            chunk_count: 0,
-        })
+) -> Result<(), StorageError> {
+    let operation = || format!("finishing bytes `{id}`");
+    let byte_length = i64::try_from(byte_length).map_err(|_| {
+        StorageError::backend(format!("the bytes `{id}` are longer than SQLite can count"))
+    })?;
+    transaction
+        .execute(
+            &format!(
+                "DELETE FROM blobs
+                 WHERE {MATCHES} AND conduit = ?5 AND id = ?6 AND staged_at IS NULL"
+            ),
+            owner_params!(owner, conduit.column_value(), id),
+        )
+        .map_err(backend(operation()))?;
+    let published = transaction
+        .execute(
+            "UPDATE blobs SET byte_length = ?1, chunk_count = ?2, staged_at = NULL
+             WHERE key = ?3 AND staged_at IS NOT NULL",
+            params![byte_length, chunk_count, key],
+        )
+        .map_err(backend(operation()))?;
+    if published == 0 {
+        return Err(StorageError::backend(format!(
+            "the staged bytes `{id}` were removed before they were complete (the database was \
+             opened again after they had been arriving for an hour); nothing was stored"
+        )));
     }
-
-    // Large incoming chunks are split so that every stored chunk, and so every chunk a reader
-    // hands out, is at most CHUNK_SIZE.
-    fn append(&mut self, bytes: &[u8]) -> Result<(), StorageError> {
-        let mut statement = self
-            .transaction
-            .prepare_cached(
-                "INSERT INTO blob_chunks (blob_key, sequence, data) VALUES (?1, ?2, ?3)",
-            )
-            .map_err(backend(format!("writing bytes `{}`", self.id)))?;
-        for piece in bytes.chunks(CHUNK_SIZE) {
-            statement
-                .execute(params![self.key, self.chunk_count, piece])
-                .map_err(backend(format!("writing bytes `{}`", self.id)))?;
-            self.chunk_count += 1;
-            self.byte_length += piece.len() as u64;
-        }
-        Ok(())
-    }
-
-    fn commit(self) -> Result<(), StorageError> {
-        let operation = || format!("finishing bytes `{}`", self.id);
-        let byte_length = i64::try_from(self.byte_length).map_err(|_| {
-            StorageError::backend(format!(
-                "the bytes `{}` are longer than SQLite can count",
-                self.id
-            ))
-        })?;
-        self.transaction
-            .execute(
-                "UPDATE blobs SET byte_length = ?1, chunk_count = ?2 WHERE key = ?3",
-                params![byte_length, self.chunk_count, self.key],
-            )
-            .map_err(backend(operation()))?;
-        self.transaction.commit().map_err(backend(operation()))
-    }
+    Ok(())
 }
 
 /// Reads the bytes stored under one id, always the latest version written under it.
 pub(super) struct BlobSource {
     workers: Arc<Workers>,
     conduit: Conduit,
+    owner: Owner,
     id: String,
 }
 
 impl BlobSource {
-    pub(super) fn new(workers: Arc<Workers>, conduit: Conduit, id: String) -> Self {
+    pub(super) fn new(workers: Arc<Workers>, conduit: Conduit, owner: Owner, id: String) -> Self {
         Self {
             workers,
             conduit,
+            owner,
             id,
         }
     }
@@ -259,15 +325,18 @@ impl BlobSource {
     // The key, byte length and chunk count of the bytes stored under the id now.
     async fn current(&self) -> Result<Option<(i64, u64, i64)>, StorageError> {
         let conduit = self.conduit.column_value();
+        let owner = self.owner.clone();
         let id = self.id.clone();
         self.workers
             .reader()
             .run(move |connection| {
                 connection
                     .query_row(
-                        "SELECT key, byte_length, chunk_count FROM blobs
-                         WHERE conduit = ?1 AND id = ?2",
-                        params![conduit, id],
+                        &format!(
+                            "SELECT key, byte_length, chunk_count FROM blobs
+                             WHERE {MATCHES} AND conduit = ?5 AND id = ?6 AND staged_at IS NULL"
+                        ),
+                        owner_params!(owner, conduit, id),
                         |row| {
                             let byte_length: i64 = row.get(1)?;
                             // Lengths are written from a u64 that fit in an i64, so never negative.
@@ -294,7 +363,12 @@ impl BlobSource {
     }
 
     fn chunk_stream(&self) -> ByteStream {
-        let source = Self::new(Arc::clone(&self.workers), self.conduit, self.id.clone());
+        let source = Self::new(
+            Arc::clone(&self.workers),
+            self.conduit,
+            self.owner.clone(),
+            self.id.clone(),
+        );
         // State: the blob's key and chunk count once looked up, and the next chunk to read.
         let start: Option<(i64, i64)> = None;
         let stream = futures_util::stream::try_unfold(

@@ -4,7 +4,8 @@
 //! # What is stored where
 //!
 //! - Six tables, `memories`, `messages`, `thoughts`, `tool_calls`, `retrievables` and
-//!   `standing_instructions`, one row per record, keyed by `(conversation_id, id)`. The record
+//!   `standing_instructions`, one row per record, keyed by its owner — app, user, conversation
+//!   (session) and thread, as the [`StorageContext`] names them — and its id. The record
 //!   is kept whole as its serde JSON (`record`) and read back through the primitive's own
 //!   deserializer, so a row edited into something invalid is reported, not passed on. Each row
 //!   has an insertion `sequence`: fetches return records in the order they were stored, and a
@@ -12,20 +13,26 @@
 //!   have no id; their text is the key, and storing an equal instruction again adds no copy.
 //!   `turn_id` records which turn last wrote the row.
 //! - `blobs` and `blob_chunks` hold the bytes of the two conduits: one `blobs` row per
-//!   (conduit, id) and the bytes as rows of at most [`CHUNK_SIZE`](crate::bytes::CHUNK_SIZE)
-//!   bytes. A streamed write inserts each chunk as it arrives and never gathers the payload;
-//!   the returned [`SpoolReader`] / [`MediaReader`] streams the chunks back from the database
-//!   one at a time. Byte ids are global (not per conversation), like a
-//!   [`FileSpoolStore`](crate::bytes::FileSpoolStore)'s, so a stored handle
+//!   (owner, conduit, id) and the bytes as rows of at most
+//!   [`CHUNK_SIZE`](crate::bytes::CHUNK_SIZE) bytes. Bytes belong to their owner like every
+//!   record: two conversations (or apps, users, threads) may write under the same id and each
+//!   reads back its own, and no lookup crosses into another. A streamed write inserts each chunk as it
+//!   arrives and never gathers the payload; the returned [`SpoolReader`] / [`MediaReader`]
+//!   streams the chunks back from the database one at a time. A stored handle
 //!   ([`ReaderDescriptor`](crate::bytes::ReaderDescriptor) with store `"sqlite"`) finds its
-//!   bytes again through [`SqliteStorage::retrievable_reader`] or [`SqliteStorage::media_reader`].
-//!   Fetched retrievables whose text was spooled here come back with their reader attached.
+//!   bytes again through [`SqliteStorage::retrievable_reader`] or [`SqliteStorage::media_reader`]
+//!   with the conversation's context. Fetched retrievables whose text was spooled here come back
+//!   with their reader attached.
 //! - Tools are not stored: a [`Tool`] holds its handler, which cannot be persisted, so
 //!   [`fetch_tools`](StorageAdapter::fetch_tools) returns an empty list. The runner's tools come
 //!   from its builder.
 //!
-//! The schema is versioned with `PRAGMA user_version`; [`SqliteStorage::open`] creates it in a
-//! new file and refuses a file written by a newer schema ([`SqliteError::SchemaTooNew`]).
+//! The schema is versioned with `PRAGMA user_version` (now 2); [`SqliteStorage::open`] creates
+//! it in a new file, upgrades a version 1 file in place (one transaction: what version 1 wrote
+//! predates apps, users and threads, so it joins the default app, user and thread, each record
+//! and blob keeping the conversation that wrote it; keys, order and bytes are kept), and
+//! refuses a file written by a newer schema
+//! ([`SqliteError::SchemaTooNew`]) without changing it.
 //!
 //! # Threading
 //!
@@ -33,12 +40,17 @@
 //! owns the only writing connection, and two reader threads with read-only connections; calls
 //! are sent to them as jobs over channels and their answers awaited. One writer matches SQLite,
 //! which admits one write transaction at a time: queueing writes in order is cheaper and fairer
-//! than retrying on lock errors. WAL mode lets the readers run while the writer writes. A
-//! streamed byte write keeps the writer's transaction open until its last chunk, so other
-//! writes wait for it; a stream must therefore not wait on another write to the same database.
+//! than retrying on lock errors. WAL mode lets the readers run while the writer writes.
 //! [`SqliteStorage::in_memory`] has no file for readers to share, so its one thread does both.
-//! Cancelling the turn ends a stalled stream's write (rolled back, [`StorageError::Cancelled`])
-//! and frees the writer.
+//!
+//! A streamed byte write never holds the writer while it waits for its stream: it is staged
+//! in rows no lookup sees, each arriving chunk written in a short transaction of its own, and
+//! published in one last transaction that swaps it for the earlier bytes. A stream that stalls
+//! therefore delays no other write, from any conversation; it waits until its stream yields,
+//! fails, or the turn is cancelled ([`StorageError::Cancelled`]), and a write that ends without
+//! completing has its staged rows removed and leaves the earlier bytes in place. Staged rows
+//! left by a process that died mid-upload are removed when the file is next opened, once they
+//! are an hour old.
 //!
 //! # Durability
 //!
@@ -85,6 +97,7 @@
 
 mod blob;
 mod error;
+mod owner;
 mod records;
 mod schema;
 mod worker;
@@ -101,6 +114,7 @@ use crate::storage::{StorageAdapter, StorageContext, StorageError};
 pub use error::SqliteError;
 
 use blob::{BlobSource, Conduit};
+use owner::Owner;
 use records::Stored;
 use worker::Workers;
 
@@ -225,8 +239,9 @@ impl SqliteStorage {
         &self.path
     }
 
-    /// A reader over the retrievable bytes stored under `id`, or `None` if none are. Use it to
-    /// re-attach a [`SpooledArtifact`](crate::primitives::SpooledArtifact) read back from
+    /// A reader over the retrievable bytes `ctx`'s conversation stored under `id`, or `None` if
+    /// it stored none (bytes another conversation stored under the same id are not found). Use
+    /// it to re-attach a [`SpooledArtifact`](crate::primitives::SpooledArtifact) read back from
     /// storage, whose handle names store `"sqlite"` and this id.
     ///
     /// # Errors
@@ -243,19 +258,27 @@ impl SqliteStorage {
     /// let ctx = StorageContext::new("c");
     /// storage.store_retrievable_bytes(&ctx, "manual".into(), "one\ntwo".into()).await?;
     ///
-    /// let reader = storage.retrievable_reader("manual").await?.expect("stored above");
+    /// let reader = storage.retrievable_reader(&ctx, "manual").await?.expect("stored above");
     /// assert_eq!(reader.line(1).await?.as_deref(), Some("two"));
-    /// assert!(storage.retrievable_reader("missing").await?.is_none());
+    /// assert!(storage.retrievable_reader(&ctx, "missing").await?.is_none());
+    ///
+    /// let other = StorageContext::new("another conversation");
+    /// assert!(storage.retrievable_reader(&other, "manual").await?.is_none());
     /// # std::fs::remove_dir_all(&folder).ok();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn retrievable_reader(&self, id: &str) -> Result<Option<SpoolReader>, StorageError> {
-        let source = self.source(Conduit::Retrievable, id.to_owned());
+    pub async fn retrievable_reader(
+        &self,
+        ctx: &StorageContext,
+        id: &str,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        let source = self.source(ctx, Conduit::Retrievable, id.to_owned());
         Ok(source.exists().await?.then(|| SpoolReader::new(source)))
     }
 
-    /// A reader over the media bytes stored under `id`, or `None` if none are.
+    /// A reader over the media bytes `ctx`'s conversation stored under `id`, or `None` if it
+    /// stored none.
     ///
     /// # Errors
     ///
@@ -271,14 +294,18 @@ impl SqliteStorage {
     /// let ctx = StorageContext::new("c");
     /// storage.store_media_bytes(&ctx, "logo".into(), vec![0x89, b'P', b'N', b'G'].into()).await?;
     ///
-    /// let reader = storage.media_reader("logo").await?.expect("stored above");
+    /// let reader = storage.media_reader(&ctx, "logo").await?.expect("stored above");
     /// assert_eq!(&reader.read_all().await?[..], b"\x89PNG");
     /// # std::fs::remove_dir_all(&folder).ok();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn media_reader(&self, id: &str) -> Result<Option<MediaReader>, StorageError> {
-        let source = self.source(Conduit::Media, id.to_owned());
+    pub async fn media_reader(
+        &self,
+        ctx: &StorageContext,
+        id: &str,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        let source = self.source(ctx, Conduit::Media, id.to_owned());
         Ok(source.exists().await?.then(|| MediaReader::new(source)))
     }
 
@@ -316,7 +343,11 @@ impl SqliteStorage {
             .await
     }
 
-    fn reattach(&self, retrievable: Retrievable) -> Result<Retrievable, StorageError> {
+    fn reattach(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<Retrievable, StorageError> {
         let RetrievableContent::Artifact(artifact) = retrievable.content() else {
             return Ok(retrievable);
         };
@@ -327,7 +358,8 @@ impl SqliteStorage {
         if !artifact.reader().is_detached() || !stored_here {
             return Ok(retrievable);
         }
-        let reader = SpoolReader::new(self.source(Conduit::Retrievable, artifact.id().to_owned()));
+        let reader =
+            SpoolReader::new(self.source(ctx, Conduit::Retrievable, artifact.id().to_owned()));
         let content = RetrievableContent::Artifact(artifact.clone().attach(reader));
         let id = retrievable.id().to_owned();
         retrievable.with_content(content).map_err(|error| {
@@ -337,8 +369,8 @@ impl SqliteStorage {
         })
     }
 
-    fn source(&self, conduit: Conduit, id: String) -> BlobSource {
-        BlobSource::new(Arc::clone(&self.workers), conduit, id)
+    fn source(&self, ctx: &StorageContext, conduit: Conduit, id: String) -> BlobSource {
+        BlobSource::new(Arc::clone(&self.workers), conduit, Owner::of(ctx), id)
     }
 
     async fn fetch<Record: Stored>(
@@ -407,7 +439,7 @@ impl StorageAdapter for SqliteStorage {
         let fetched: Vec<Retrievable> = self.fetch(ctx).await?;
         fetched
             .into_iter()
-            .map(|retrievable| self.reattach(retrievable))
+            .map(|retrievable| self.reattach(ctx, retrievable))
             .collect()
     }
 
@@ -550,7 +582,7 @@ impl StorageAdapter for SqliteStorage {
         bytes: ConduitBytes,
     ) -> Result<MediaReader, StorageError> {
         blob::write(&self.workers, ctx, Conduit::Media, id.clone(), bytes).await?;
-        Ok(MediaReader::new(self.source(Conduit::Media, id)))
+        Ok(MediaReader::new(self.source(ctx, Conduit::Media, id)))
     }
 
     async fn store_retrievable_bytes(
@@ -560,6 +592,6 @@ impl StorageAdapter for SqliteStorage {
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
         blob::write(&self.workers, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
-        Ok(SpoolReader::new(self.source(Conduit::Retrievable, id)))
+        Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
     }
 }

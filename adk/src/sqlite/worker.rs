@@ -59,6 +59,20 @@ impl Worker {
         Ok(Self { name, jobs })
     }
 
+    /// Hands `work` to this worker's thread without waiting for it, for callers that cannot
+    /// await (a destructor). Its outcome is dropped; if the thread has stopped, nothing runs.
+    pub(super) fn submit(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<(), StorageError> + Send + 'static,
+    ) {
+        let job: Job = Box::new(move |connection| {
+            if let Err(error) = work(connection) {
+                tracing::warn!(%error, "a background SQLite job failed");
+            }
+        });
+        let _ = self.jobs.send(job);
+    }
+
     /// Runs `work` on this worker's thread and waits for its answer without blocking the runtime.
     ///
     /// Once sent, the job runs even if the caller stops waiting: a write that was handed over is

@@ -6,13 +6,28 @@
 //! readers must hand back what was written.
 //!
 //! For each persisted primitive the suite stores three records, fetches them (all present, in
-//! store order, unchanged), mutates the middle one (the fetch shows the new value at the same
-//! position), deletes it (gone, the others kept) and deletes the rest. Standing instructions
-//! are identified by value, so they are mutated and deleted by value. Each conduit is written
-//! with text, binary bytes and a chunked stream, read back byte for byte, then rewritten under
-//! the same id to check that the rewrite replaces the first bytes.
+//! store order, unchanged), and then checks the rules a careless adapter breaks:
 //!
-//! Every run uses a fresh conversation id and record ids that start with a fresh UUID, and it
+//! - **a second store of an id is refused** with [`StorageError::Conflict`] naming the kind and
+//!   id, and changes nothing (a standing instruction, identified by value, may instead be
+//!   accepted, but is still kept once);
+//! - **a mutate of an id never stored** is [`StorageError::NotFound`] naming the kind and id;
+//!   **a delete of one** succeeds or is `NotFound`, and removes nothing else;
+//! - **conversations are apart**: a second conversation fetches none of the first one's
+//!   records, cannot mutate them (`NotFound`) or delete them, and may store a record under the
+//!   same id without a conflict, each conversation then fetching its own.
+//!
+//! Then it mutates the middle record (the fetch shows the new value at the same position),
+//! deletes it (gone, the others kept) and deletes the rest. Standing instructions are
+//! identified by value, so they are mutated and deleted by value.
+//!
+//! Each conduit is written with text, binary bytes and a chunked stream, read back byte for
+//! byte, then rewritten under the same id to check that the rewrite replaces the first bytes.
+//! Two conversations then write different bytes under one id, and each reader must return its
+//! own conversation's bytes; when retrievables are persisted, each conversation stores a
+//! retrievable spooled under that id, and each fetch must read back its own text.
+//!
+//! Every run uses two fresh conversation ids and record ids that start with a fresh UUID, and it
 //! ignores records it did not write, so it can run against a shared database. Records are
 //! compared through their serialized form; sample timestamps are fixed whole seconds, so a
 //! database that keeps microseconds hands them back unchanged.
@@ -138,9 +153,12 @@ impl<Adapter: StorageAdapter> Conformance<Adapter> {
     pub async fn run(self) -> Result<ConformanceReport, ConformanceFailure> {
         let run_id = uuid::Uuid::now_v7().simple().to_string();
         let ctx = StorageContext::new(format!("adk-conformance-{run_id}"));
+        let others =
+            Partition::ALL.map(|partition| (partition, partition.apart_from(&ctx, &run_id)));
         let mut run = Run {
             adapter: &self.adapter,
             ctx: &ctx,
+            others: &others,
             prefix: format!("conformance-{run_id}"),
             checks_passed: 0,
         };
@@ -167,6 +185,14 @@ impl<Adapter: StorageAdapter> Conformance<Adapter> {
         run.tools().await?;
         run.retrievable_bytes().await?;
         run.media_bytes().await?;
+        for (partition, other) in &others {
+            run.bytes_per_partition(
+                *partition,
+                other,
+                self.persisted.contains(&Primitive::Retrievables),
+            )
+            .await?;
+        }
         Ok(ConformanceReport {
             fully_checked,
             accepted_only,
@@ -230,7 +256,7 @@ impl fmt::Display for ConformanceReport {
         write!(
             formatter,
             "storage conformance passed {} checks; persisted: {}; accepted as no-ops: {}; \
-             both byte conduits read back what was written",
+             both byte conduits read back what was written; two conversations stayed apart",
             self.checks_passed,
             names(&self.fully_checked),
             names(&self.accepted_only),
@@ -289,10 +315,103 @@ pub enum Step {
     WriteStream,
     /// Writing again under an id already written, and reading back.
     Rewrite,
+    /// Storing a record under an id the conversation already holds.
+    DuplicateStore,
+    /// Mutating an id the conversation never stored.
+    MutateMissing,
+    /// Deleting an id the conversation never stored.
+    DeleteMissing,
+    /// Fetching from another partition, which must see none of the first one's records.
+    FetchFromOther(Partition),
+    /// Mutating or deleting, from another partition, records only the first one holds.
+    ChangeFromOther(Partition),
+    /// Storing, in another partition, a record under an id the first one holds.
+    StoreInOther(Partition),
+    /// Two partitions writing different bytes under one id, each reading back its own.
+    BytesPer(Partition),
+}
+
+/// What the second context of an isolation check differs in. Records and bytes belong to the
+/// app, user, conversation (session) and thread they were written in, so a context that
+/// differs in any one of them must not see them.
+///
+/// ```
+/// use adk::storage::conformance::Partition;
+/// assert_eq!(Partition::User.to_string(), "user (same app, conversation and thread)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Partition {
+    /// Another conversation (session) id, with the same app, user and thread.
+    Conversation,
+    /// Another app name, with the same user, conversation and thread.
+    App,
+    /// Another user id, with the same app, conversation and thread.
+    User,
+    /// Another thread id, with the same app, user and conversation.
+    Thread,
+}
+
+impl Partition {
+    /// The four partitions, in the order the suite checks them.
+    pub const ALL: [Partition; 4] = [
+        Partition::Conversation,
+        Partition::App,
+        Partition::User,
+        Partition::Thread,
+    ];
+
+    // `ctx` moved to a different partition of this kind.
+    fn apart_from(self, ctx: &StorageContext, run_id: &str) -> StorageContext {
+        let other = format!("adk-conformance-{run_id}-other");
+        let conversation = match self {
+            Partition::Conversation => other.clone(),
+            _ => ctx.conversation_id().as_str().to_owned(),
+        };
+        let base = StorageContext::new(conversation)
+            .with_app_name(ctx.app_name().clone())
+            .with_user_id(ctx.user_id().clone())
+            .with_thread_id(ctx.thread_id().clone());
+        match self {
+            Partition::Conversation => base,
+            Partition::App => base.with_app_name(other),
+            Partition::User => base.with_user_id(other),
+            Partition::Thread => base.with_thread_id(other),
+        }
+    }
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            Partition::Conversation => "conversation",
+            Partition::App => "app (same user, conversation and thread)",
+            Partition::User => "user (same app, conversation and thread)",
+            Partition::Thread => "thread (same app, user and conversation)",
+        })
+    }
 }
 
 impl fmt::Display for Step {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::FetchFromOther(partition) => {
+                return write!(formatter, "fetch from another {partition}");
+            }
+            Step::ChangeFromOther(partition) => {
+                return write!(formatter, "mutate or delete from another {partition}");
+            }
+            Step::StoreInOther(partition) => {
+                return write!(formatter, "store the same id in another {partition}");
+            }
+            Step::BytesPer(partition) => {
+                return write!(
+                    formatter,
+                    "write bytes under one id here and in another {partition}"
+                );
+            }
+            _ => {}
+        }
         formatter.write_str(match self {
             Step::Store => "store",
             Step::FetchAfterStore => "fetch after store",
@@ -305,6 +424,13 @@ impl fmt::Display for Step {
             Step::WriteBytes => "write binary bytes",
             Step::WriteStream => "write a chunked stream",
             Step::Rewrite => "rewrite under the same id",
+            Step::DuplicateStore => "store an id already stored",
+            Step::MutateMissing => "mutate an id never stored",
+            Step::DeleteMissing => "delete an id never stored",
+            Step::FetchFromOther(_)
+            | Step::ChangeFromOther(_)
+            | Step::StoreInOther(_)
+            | Step::BytesPer(_) => "",
         })
     }
 }
@@ -550,6 +676,7 @@ impl Persisted for StandingInstruction {
 struct Run<'run, Adapter> {
     adapter: &'run Adapter,
     ctx: &'run StorageContext,
+    others: &'run [(Partition, StorageContext); 4],
     prefix: String,
     checks_passed: usize,
 }
@@ -600,6 +727,13 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             &[first.clone(), second.clone(), third.clone()],
         )
         .await?;
+        let stored = [first.clone(), second.clone(), third.clone()];
+        self.refuses_a_duplicate(&stored).await?;
+        self.refuses_missing_ids::<Record>(&stored).await?;
+        for (partition, other) in self.others {
+            self.keeps_partitions_apart(*partition, other, &stored)
+                .await?;
+        }
 
         let revised: Record = self.sample(2, 1)?;
         let outcome = Record::mutate(self.adapter, self.ctx, revised.clone()).await;
@@ -622,6 +756,166 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
         }
         self.expect_fetched::<Record>(Step::FetchAfterDelete, &[])
             .await
+    }
+
+    // A second store of `stored[0]`'s id (with revised content) is a Conflict and changes
+    // nothing. A standing instruction is its own key, so storing it again may also succeed —
+    // as long as it is still kept once.
+    async fn refuses_a_duplicate<Record: Persisted>(
+        &mut self,
+        stored: &[Record],
+    ) -> Result<(), ConformanceFailure> {
+        let step = Step::DuplicateStore;
+        let again: Record = self.sample(1, 1)?;
+        let outcome = Record::store(self.adapter, self.ctx, again.clone()).await;
+        let idempotent = Record::KIND == Primitive::StandingInstructions;
+        match outcome {
+            Err(StorageError::Conflict { kind, ref id })
+                if kind == Record::KIND && *id == again.key() => {}
+            Ok(()) if idempotent => {}
+            other => {
+                return Err(self.wrong_outcome::<Record>(
+                    step,
+                    format!(
+                        "the second store of `{}` to fail with StorageError::Conflict {{ kind: \
+                         {:?}, id: \"{}\" }}",
+                        again.key(),
+                        Record::KIND,
+                        again.key()
+                    ),
+                    other,
+                ));
+            }
+        }
+        self.checks_passed += 1;
+        self.expect_fetched_in(self.ctx, step, stored).await
+    }
+
+    // A mutate of an id never stored is NotFound; a delete of one succeeds or is NotFound; and
+    // neither changes the stored records.
+    async fn refuses_missing_ids<Record: Persisted>(
+        &mut self,
+        stored: &[Record],
+    ) -> Result<(), ConformanceFailure> {
+        let missing: Record = self.sample(9, 0)?;
+        let outcome = Record::mutate(self.adapter, self.ctx, missing.clone()).await;
+        self.expect_not_found::<Record>(Step::MutateMissing, "mutate", &missing.key(), outcome)?;
+        self.expect_fetched_in(self.ctx, Step::MutateMissing, stored)
+            .await?;
+        let outcome = Record::delete(self.adapter, self.ctx, missing.clone()).await;
+        self.expect_deleted_or_not_found::<Record>(Step::DeleteMissing, &missing.key(), outcome)?;
+        self.expect_fetched_in(self.ctx, Step::DeleteMissing, stored)
+            .await
+    }
+
+    // `stored` is what the first partition holds. `other` sees none of it, cannot change it,
+    // and may store under the same id as a record of its own.
+    async fn keeps_partitions_apart<Record: Persisted>(
+        &mut self,
+        partition: Partition,
+        other: &StorageContext,
+        stored: &[Record],
+    ) -> Result<(), ConformanceFailure> {
+        self.expect_fetched_in::<Record>(other, Step::FetchFromOther(partition), &[])
+            .await?;
+
+        let step = Step::ChangeFromOther(partition);
+        let revised: Record = self.sample(2, 1)?;
+        let outcome = Record::mutate(self.adapter, other, revised.clone()).await;
+        self.expect_not_found::<Record>(step, "mutate", &revised.key(), outcome)?;
+        let target = stored[2].clone();
+        let key = target.key();
+        let outcome = Record::delete(self.adapter, other, target).await;
+        self.expect_deleted_or_not_found::<Record>(step, &key, outcome)?;
+        self.expect_fetched_in(self.ctx, step, stored).await?;
+
+        let step = Step::StoreInOther(partition);
+        let theirs: Record = self.sample(1, 1)?;
+        let outcome = Record::store(self.adapter, other, theirs.clone()).await;
+        self.call_succeeded(
+            Subject::Primitive(Record::KIND),
+            step,
+            "store",
+            &theirs.key(),
+            outcome,
+        )?;
+        self.expect_fetched_in(other, step, std::slice::from_ref(&theirs))
+            .await?;
+        self.expect_fetched_in(self.ctx, step, stored).await?;
+        let key = theirs.key();
+        let outcome = Record::delete(self.adapter, other, theirs).await;
+        self.call_succeeded(
+            Subject::Primitive(Record::KIND),
+            step,
+            "delete",
+            &key,
+            outcome,
+        )?;
+        self.expect_fetched_in(self.ctx, step, stored).await
+    }
+
+    fn expect_not_found<Record: Persisted>(
+        &mut self,
+        step: Step,
+        operation: &str,
+        key: &str,
+        outcome: Result<(), StorageError>,
+    ) -> Result<(), ConformanceFailure> {
+        match outcome {
+            Err(StorageError::NotFound { kind, ref id }) if kind == Record::KIND && id == key => {
+                self.checks_passed += 1;
+                Ok(())
+            }
+            other => Err(self.wrong_outcome::<Record>(
+                step,
+                format!(
+                    "the {operation} of `{key}` to fail with StorageError::NotFound {{ kind: \
+                     {:?}, id: \"{key}\" }}",
+                    Record::KIND
+                ),
+                other,
+            )),
+        }
+    }
+
+    fn expect_deleted_or_not_found<Record: Persisted>(
+        &mut self,
+        step: Step,
+        key: &str,
+        outcome: Result<(), StorageError>,
+    ) -> Result<(), ConformanceFailure> {
+        match outcome {
+            Ok(()) => {}
+            Err(StorageError::NotFound { kind, ref id }) if kind == Record::KIND && id == key => {}
+            other => {
+                return Err(self.wrong_outcome::<Record>(
+                    step,
+                    format!("the delete of `{key}` to succeed or fail with StorageError::NotFound"),
+                    other,
+                ));
+            }
+        }
+        self.checks_passed += 1;
+        Ok(())
+    }
+
+    fn wrong_outcome<Record: Persisted>(
+        &self,
+        step: Step,
+        expected: String,
+        outcome: Result<(), StorageError>,
+    ) -> ConformanceFailure {
+        let (found, error) = match outcome {
+            Ok(()) => ("success".to_owned(), None),
+            Err(error) => (format!("{error:?}"), Some(error)),
+        };
+        ConformanceFailure {
+            subject: Subject::Primitive(Record::KIND),
+            step,
+            expected,
+            found,
+            error,
+        }
     }
 
     async fn accepts_calls<Record: Persisted>(&mut self) -> Result<(), ConformanceFailure> {
@@ -673,8 +967,17 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
         step: Step,
         expected: &[Record],
     ) -> Result<(), ConformanceFailure> {
+        self.expect_fetched_in(self.ctx, step, expected).await
+    }
+
+    async fn expect_fetched_in<Record: Persisted>(
+        &mut self,
+        ctx: &StorageContext,
+        step: Step,
+        expected: &[Record],
+    ) -> Result<(), ConformanceFailure> {
         let subject = Subject::Primitive(Record::KIND);
-        let fetched = match Record::fetch(self.adapter, self.ctx).await {
+        let fetched = match Record::fetch(self.adapter, ctx).await {
             Ok(fetched) => fetched,
             Err(error) => {
                 return Err(ConformanceFailure {
@@ -763,6 +1066,111 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             .await?;
         self.expect_media(Step::Rewrite, &id, &reader, &[2, 2, 2])
             .await
+    }
+
+    // Both conversations write different bytes under one id; each reader returns its own
+    // conversation's bytes. With retrievables persisted, each conversation also stores a
+    // retrievable spooled under that id, and its fetch must read back its own text.
+    async fn bytes_per_partition(
+        &mut self,
+        partition: Partition,
+        other: &StorageContext,
+        retrievables_persisted: bool,
+    ) -> Result<(), ConformanceFailure> {
+        let step = Step::BytesPer(partition);
+        let id = self.conduit_id(&format!("shared-{partition:?}"), Step::WriteText);
+        let conversations = [
+            (self.ctx, "the first partition's text\n".repeat(3)),
+            (other, "the other's\n".to_owned()),
+        ];
+        let mut spools = Vec::new();
+        let mut media = Vec::new();
+        for (ctx, text) in &conversations {
+            let spool = self
+                .adapter
+                .store_retrievable_bytes(ctx, id.clone(), text.clone().into())
+                .await
+                .map_err(|error| conduit_error(Subject::RetrievableBytes, step, &id, error))?;
+            spools.push(spool);
+            let reader = self
+                .adapter
+                .store_media_bytes(ctx, id.clone(), text.clone().into_bytes().into())
+                .await
+                .map_err(|error| conduit_error(Subject::MediaBytes, step, &id, error))?;
+            media.push(reader);
+        }
+        for ((_, text), (spool, reader)) in conversations.iter().zip(spools.iter().zip(&media)) {
+            self.expect_spool(step, &id, spool, text.as_bytes()).await?;
+            self.expect_media(step, &id, reader, text.as_bytes())
+                .await?;
+        }
+        if !retrievables_persisted {
+            return Ok(());
+        }
+        let subject = Subject::Primitive(Primitive::Retrievables);
+        // Spooled under its own id, as auto-spooling does.
+        let record_id = id;
+        for ((ctx, text), spool) in conversations.iter().zip(&spools) {
+            let record = Retrievable::new(&record_id, text.clone(), TrustTier::FirstParty)
+                .map_err(|error| ConformanceFailure {
+                    subject,
+                    step,
+                    expected: "a valid sample retrievable to store".into(),
+                    found: format!("the sample was rejected: {error}"),
+                    error: None,
+                })?
+                .into_spooled(spool.clone());
+            let outcome = self.adapter.store_retrievable(ctx, record).await;
+            self.call_succeeded(subject, step, "store", &record_id, outcome)?;
+        }
+        for (ctx, text) in &conversations {
+            let fetched = self
+                .adapter
+                .fetch_retrievables(ctx)
+                .await
+                .map_err(|error| ConformanceFailure {
+                    subject,
+                    step,
+                    expected: "the fetch to succeed".into(),
+                    found: format!("the error \"{error}\""),
+                    error: Some(error),
+                })?;
+            let Some(ours) = fetched.iter().find(|record| record.id() == record_id) else {
+                return Err(ConformanceFailure {
+                    subject,
+                    step,
+                    expected: format!("the fetch to return `{record_id}`"),
+                    found: "no such retrievable".into(),
+                    error: None,
+                });
+            };
+            let read = ours
+                .content_string()
+                .await
+                .map_err(|error| ConformanceFailure {
+                    subject,
+                    step,
+                    expected: format!("the fetched `{record_id}` to read back its spooled text"),
+                    found: format!("the error \"{error}\""),
+                    error: None,
+                })?;
+            if read != *text {
+                return Err(ConformanceFailure {
+                    subject,
+                    step,
+                    expected: format!("the fetched `{record_id}` to read {text:?}"),
+                    found: format!("{read:?}"),
+                    error: None,
+                });
+            }
+            self.checks_passed += 1;
+            let outcome = self
+                .adapter
+                .delete_retrievable(ctx, record_id.clone())
+                .await;
+            self.call_succeeded(subject, step, "delete", &record_id, outcome)?;
+        }
+        Ok(())
     }
 
     fn conduit_id(&self, conduit: &str, step: Step) -> String {
