@@ -19,7 +19,9 @@ pub use outcome::{TurnOutcome, TurnStatus};
 use crate::context::{InvalidTurnContext, RawTurnContext, TurnContext};
 use crate::dispatch::{DispatchPlan, Executor, run_dispatch, short_circuited};
 use crate::events::{DispatchStatus, Event, EventSink, Listener};
-use crate::pipeline::{DispatchInput, DispatchOutput, Downstream, Stack, TurnInput, TurnOutput};
+use crate::pipeline::{
+    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
+};
 use crate::primitives::{Tool, ToolRegistry};
 use crate::storage::SharedStorage;
 
@@ -143,8 +145,7 @@ impl TurnRunner {
                     "adk.pipeline",
                     pipeline = "turn_input"
                 ))
-                .await
-                .outcome;
+                .await;
             if !self.pipeline_went_through(ctx, input, "turn_input") {
                 return None;
             }
@@ -177,8 +178,7 @@ impl TurnRunner {
                     "adk.pipeline",
                     pipeline = "turn_output"
                 ))
-                .await
-                .outcome;
+                .await;
             self.pipeline_went_through(ctx, output, "turn_output");
             Some(report.status)
         }
@@ -198,12 +198,13 @@ impl TurnRunner {
     fn pipeline_went_through(
         &self,
         ctx: &TurnContext,
-        outcome: Downstream,
+        run: PipelineRun,
         pipeline: &'static str,
     ) -> bool {
-        if outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
-            ctx.shared.report_error(short_circuited(pipeline));
+        if run.outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
+            ctx.shared
+                .report_error(short_circuited(pipeline, run.short_circuited_by));
         }
-        outcome == Downstream::Completed && !ctx.is_aborted()
+        run.outcome == Downstream::Completed && !ctx.is_aborted()
     }
 }
