@@ -55,14 +55,10 @@ pub fn check_declared_keys() -> Result<(), crate::declarations::Conflicts> {
 }
 
 /// Panics with the report of [`check_declared_keys`] when two declared stash keys disagree.
-/// Call it from one test of your suite:
+/// Call it from one test of your suite, `#[test] fn stash_keys_agree()`:
 ///
 /// ```
-/// #[test]
-/// fn stash_keys_agree() {
-///     adk::stash::assert_declared_keys_agree();
-/// }
-/// # adk::stash::assert_declared_keys_agree();
+/// adk::stash::assert_declared_keys_agree();
 /// ```
 ///
 /// # Panics
