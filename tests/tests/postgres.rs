@@ -621,7 +621,7 @@ async fn four_processes_sharing_conversations_with_one_killed_mid_turn_lose_and_
     // some acknowledged turns behind it.
     let mut victim_lines = BufReader::new(children[0].stdout.take().unwrap()).lines();
     let mut killed_mid_turn = None;
-    while let Some(line) = victim_lines.next() {
+    for line in victim_lines.by_ref() {
         let line = line.unwrap();
         if let Some(turn) = line.strip_prefix("mid ")
             && reports[0].acknowledged.len() >= 40
