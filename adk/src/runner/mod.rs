@@ -21,7 +21,9 @@ pub use outcome::{TurnOutcome, TurnStatus};
 use crate::context::{InvalidTurnContext, RawTurnContext, TurnContext};
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
 use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnError};
-use crate::pipeline::{DispatchInput, DispatchOutput, Downstream, Stack, TurnInput, TurnOutput};
+use crate::pipeline::{
+    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
+};
 use crate::primitives::{Role, Tool, ToolRegistry};
 use crate::state::{
     SessionKey, SessionStore, SessionStoreError, SharedSessionStore, State, StateKey,
@@ -170,8 +172,7 @@ impl TurnRunner {
                     "adk.pipeline",
                     pipeline = "turn_input"
                 ))
-                .await
-                .outcome;
+                .await;
             if !self.pipeline_went_through(ctx, input, "turn_input") {
                 return None;
             }
@@ -210,8 +211,7 @@ impl TurnRunner {
                     "adk.pipeline",
                     pipeline = "turn_output"
                 ))
-                .await
-                .outcome;
+                .await;
             if self.pipeline_went_through(ctx, output, "turn_output") {
                 self.save_output(ctx, &before_dispatch);
                 self.commit_state(ctx).await;
@@ -310,13 +310,14 @@ impl TurnRunner {
     fn pipeline_went_through(
         &self,
         ctx: &TurnContext,
-        outcome: Downstream,
+        run: PipelineRun,
         pipeline: &'static str,
     ) -> bool {
-        if outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
-            ctx.shared.report_error(short_circuited(pipeline));
+        if run.outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
+            ctx.shared
+                .report_error(short_circuited(pipeline, run.short_circuited_by));
         }
-        outcome == Downstream::Completed && !ctx.is_aborted()
+        run.outcome == Downstream::Completed && !ctx.is_aborted()
     }
 }
 
