@@ -258,7 +258,7 @@ async fn three_iterations_ending_in_an_executor_ack_run_dispatch_output_only_for
             })
         }))
         .build();
-    run(&runner).await;
+    let _ = run(&runner).await;
 
     assert_eq!(
         iterations(&events),
@@ -398,7 +398,8 @@ async fn a_nack_carries_its_own_error_to_dispatch_end_the_error_event_and_the_tu
 // Abort of the dispatch versus abort of the turn
 
 #[tokio::test]
-async fn aborting_the_dispatch_from_the_executor_discards_its_writes_and_turn_output_runs() {
+async fn aborting_the_dispatch_from_the_executor_discards_its_writes_turn_output_runs_and_the_outcome_says_why()
+ {
     let log = Log::new();
     let events = EventRecorder::new();
     let storage = RecordingStorage::new();
@@ -435,7 +436,13 @@ async fn aborting_the_dispatch_from_the_executor_discards_its_writes_and_turn_ou
         "dispatch_output-pre dispatch_output-post out-pre out-post",
         "the aborted iteration skips dispatch_output; the turn goes on to turn_output"
     );
-    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert!(
+        matches!(&outcome.status, TurnStatus::DispatchAborted(AbortReason::Requested(reason)) if reason == "budget spent"),
+        "{:?}",
+        outcome.status
+    );
+    assert!(!outcome.is_completed());
+    assert!(outcome.reply().is_none());
     assert!(!outcome.context.is_aborted());
     assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
     // Persisted at once and never rolled back; only the completed iteration reached the turn.
@@ -909,7 +916,7 @@ where
         .storage(RecordingStorage::new())
         .executor(executor)
         .build();
-    run(&runner).await;
+    let _ = run(&runner).await;
     log.entries()
 }
 

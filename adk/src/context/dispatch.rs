@@ -123,7 +123,7 @@ impl DispatchContext {
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
-            id: Arc::from(format!("{}/dispatch", turn.id())),
+            id: Arc::from(format!("{}/dispatch", turn.turn_id())),
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: Arc::default(),
@@ -136,9 +136,18 @@ impl DispatchContext {
         }
     }
 
-    /// The dispatch's id.
-    pub fn id(&self) -> &str {
+    /// The dispatch's id (`{turn_id}/dispatch`: a turn has one dispatch).
+    pub fn dispatch_id(&self) -> &str {
         &self.id
+    }
+
+    /// The dispatch's id.
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `dispatch_id()`, next to `turn_id()`: both contexts name ids this way"
+    )]
+    pub fn id(&self) -> &str {
+        self.dispatch_id()
     }
 
     pub(crate) fn shared_id(&self) -> Arc<str> {
