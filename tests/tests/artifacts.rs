@@ -144,10 +144,11 @@ async fn inside_a_dispatch_the_collision_is_refused_too() {
             })
         }))
         .build();
-    runner
+    let outcome = runner
         .run(RawTurnContext::new("conversation", "Be brief."))
         .await
         .unwrap();
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
     let refused = refused.lock().unwrap().clone().unwrap();
     assert!(refused.starts_with("E_ARTIFACT_ID_COLLISION"), "{refused}");
     assert!(
