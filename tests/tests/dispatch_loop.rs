@@ -88,9 +88,9 @@ fn text_of(message: &Message) -> String {
 }
 
 /// `id=text` for every message, in order.
-fn described(messages: &[Message]) -> Vec<String> {
+fn described<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<String> {
     messages
-        .iter()
+        .into_iter()
         .map(|message| format!("{}={}", message.id(), text_of(message)))
         .collect()
 }
@@ -775,7 +775,7 @@ async fn a_mutate_in_a_later_iteration_replaces_the_flushed_record_where_it_stan
                 return Ok(());
             }
             ctx.mutate_message(message("b", "second")).await?;
-            log.push(described(ctx.messages.as_slice()).join(" "));
+            log.push(described(&ctx.messages).join(" "));
             ctx.ack()?;
             Ok::<(), BoxError>(())
         })
@@ -786,7 +786,7 @@ async fn a_mutate_in_a_later_iteration_replaces_the_flushed_record_where_it_stan
     let expected = ["a=first", "b=second", "c=first"];
     assert_eq!(seen.entries(), [expected.join(" ")], "in the dispatch");
     assert_eq!(
-        described(outcome.context.messages.as_slice()),
+        described(&outcome.context.messages),
         expected,
         "in the turn"
     );

@@ -121,7 +121,7 @@ async fn a_message_given_whole_keeps_its_own_id() {
         .build();
     let raw = RawTurnContext::new("c", "p").user_message(Message::user("mine-7", "hi").unwrap());
     let outcome = runner.run(raw).await.unwrap().into_result().unwrap();
-    assert_eq!(outcome.context.messages.as_slice()[0].id(), "mine-7");
+    assert_eq!(outcome.context.messages.first().unwrap().id(), "mine-7");
     assert_eq!(outcome.reply().unwrap().id(), "mine-7-reply");
 }
 
@@ -240,7 +240,7 @@ async fn scripted_steps_call_a_users_typed_tool_then_reply_and_a_failing_handler
         .into_result()
         .unwrap();
 
-    let calls = outcome.context.tool_calls.as_slice();
+    let calls: Vec<_> = outcome.context.tool_calls.iter().collect();
     assert_eq!(calls.len(), 2);
     assert!(!calls[0].is_error());
     assert!(
@@ -277,7 +277,7 @@ async fn a_scripted_step_with_invalid_arguments_is_a_failed_tool_call_not_a_cras
         .unwrap()
         .into_result()
         .unwrap();
-    assert!(outcome.context.tool_calls.as_slice()[0].is_error());
+    assert!(outcome.context.tool_calls.first().unwrap().is_error());
     assert_eq!(outcome.reply().map(text_of).as_deref(), Some("Sorry."));
 }
 

@@ -138,7 +138,7 @@ impl RawTurnContext {
     ///     .run(RawTurnContext::new("conversation-1", "Be brief.").user_message("What is 2 + 3?"))
     ///     .await?
     ///     .into_result()?;
-    /// let first = &outcome.context.messages.as_slice()[0];
+    /// let first = outcome.context.messages.first().unwrap();
     /// assert_eq!(first.content().unwrap().render(), "What is 2 + 3?");
     /// assert_eq!(outcome.reply().unwrap().content().unwrap().render(), r#"You said "What is 2 + 3?"."#);
     /// # Ok::<(), BoxError>(())

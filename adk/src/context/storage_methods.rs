@@ -32,6 +32,28 @@ pub(crate) async fn auto_spool(
     }
 }
 
+/// What a context's retrievable fetch returns: refused if two records share an id (before any
+/// bytes are written), otherwise every record auto-spooled.
+pub(crate) async fn checked_and_spooled(
+    storage: &SharedStorage,
+    ctx: &StorageContext,
+    fetched: Vec<Retrievable>,
+) -> Result<Vec<Retrievable>, StorageError> {
+    let mut seen = std::collections::HashSet::new();
+    for retrievable in &fetched {
+        if !seen.insert(retrievable.id()) {
+            return Err(StorageError::DuplicateRetrievableId {
+                id: retrievable.id().to_owned(),
+            });
+        }
+    }
+    let mut spooled = Vec::with_capacity(fetched.len());
+    for retrievable in fetched {
+        spooled.push(auto_spool(storage, ctx, retrievable).await?);
+    }
+    Ok(spooled)
+}
+
 macro_rules! storage_methods {
     ($context:ty) => {
         impl $context {
@@ -42,6 +64,12 @@ macro_rules! storage_methods {
                 fetch_tool_calls -> ToolCall, "tool calls",
                 fetch_tools -> Tool, "tools the model may call (supplementary to the runner's)",
                 refresh_standing_instructions -> StandingInstruction, "standing instructions"
+            );
+            $crate::context::storage_methods::storage_methods!(@window
+                fetch_memories_within -> Memory, fetch_memories, "memories",
+                fetch_messages_within -> Message, fetch_messages, "messages",
+                fetch_thoughts_within -> Thought, fetch_thoughts, "thoughts",
+                fetch_tool_calls_within -> ToolCall, fetch_tool_calls, "tool calls"
             );
             $crate::context::storage_methods::storage_methods!(@record
                 Message, message, "message", store_message, mutate_message, delete_message, plain;
@@ -63,26 +91,38 @@ macro_rules! storage_methods {
             ) -> Result<Vec<$crate::primitives::Retrievable>, $crate::storage::StorageError> {
                 let shared = &self.shared;
                 let fetched = shared.storage.fetch_retrievables(&shared.storage_context).await?;
-                let mut seen = ::std::collections::HashSet::new();
-                for retrievable in &fetched {
-                    if !seen.insert(retrievable.id()) {
-                        return Err($crate::storage::StorageError::DuplicateRetrievableId {
-                            id: retrievable.id().to_owned(),
-                        });
-                    }
+                $crate::context::storage_methods::checked_and_spooled(
+                    &shared.storage,
+                    &shared.storage_context,
+                    fetched,
+                )
+                .await
+            }
+
+            /// Asks the storage adapter for a window of the conversation's retrievables (say,
+            /// the last 20), oldest first, checked and auto-spooled as
+            /// [`fetch_retrievables`](Self::fetch_retrievables) does.
+            ///
+            /// The window travels on the `StorageContext` the adapter receives
+            /// (`StorageContext::fetch_window`); whatever an adapter returns is trimmed to it
+            /// here, before any bytes are spooled.
+            pub async fn fetch_retrievables_within(
+                &self,
+                window: $crate::storage::FetchWindow,
+            ) -> Result<Vec<$crate::primitives::Retrievable>, $crate::storage::StorageError> {
+                if window.is_all() {
+                    return self.fetch_retrievables().await;
                 }
-                let mut spooled = Vec::with_capacity(fetched.len());
-                for retrievable in fetched {
-                    spooled.push(
-                        $crate::context::storage_methods::auto_spool(
-                            &shared.storage,
-                            &shared.storage_context,
-                            retrievable,
-                        )
-                        .await?,
-                    );
-                }
-                Ok(spooled)
+                let shared = &self.shared;
+                let storage_context = shared.storage_context.clone().with_fetch_window(window);
+                let fetched = shared.storage.fetch_retrievables(&storage_context).await?;
+                let fetched = storage_context.fetch_window().apply(fetched);
+                $crate::context::storage_methods::checked_and_spooled(
+                    &shared.storage,
+                    &shared.storage_context,
+                    fetched,
+                )
+                .await
             }
 
             /// Replaces a group of tool calls: the calls named by `ids` leave storage and the
@@ -231,6 +271,26 @@ macro_rules! storage_methods {
         )
         .await?;
     };
+    (@window $($method:ident -> $primitive:ident, $fetch:ident, $what:literal),*) => {$(
+        #[doc = concat!("Asks the storage adapter for a window of the conversation's ", $what, " (say, the last 20), oldest first.")]
+        ///
+        /// The window travels on the `StorageContext` the adapter receives
+        /// (`StorageContext::fetch_window`); an adapter that honours it (`NoopStorage`,
+        /// `SqliteStorage`) reads only the window, and whatever an adapter returns is trimmed to
+        /// it here. Like every fetch, never called by the runner: add what you want to the
+        /// collection.
+        pub async fn $method(
+            &self,
+            window: $crate::storage::FetchWindow,
+        ) -> Result<Vec<$crate::primitives::$primitive>, $crate::storage::StorageError> {
+            if window.is_all() {
+                return self.$fetch().await;
+            }
+            let storage_context = self.shared.storage_context.clone().with_fetch_window(window);
+            let records = self.shared.storage.$fetch(&storage_context).await?;
+            Ok(storage_context.fetch_window().apply(records))
+        }
+    )*};
     (@record $($primitive:ident, $argument:ident, $what:literal, $store:ident, $mutate:ident, $delete:ident, $prepare:ident);*) => {$(
         #[doc = concat!("Persists a new ", $what, ", then adds it to the collection.")]
         pub async fn $store(

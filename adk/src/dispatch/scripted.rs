@@ -177,7 +177,7 @@ impl ScriptedModel {
     ///     .run(RawTurnContext::new("c", "You define words.").user_message("What is adk?"))
     ///     .await?
     ///     .into_result()?;
-    /// let call = &outcome.context.tool_calls.as_slice()[0];
+    /// let call = outcome.context.tool_calls.first().unwrap();
     /// assert_eq!(call.tool(), "dictionary");
     /// assert!(!call.is_error());
     /// assert_eq!(

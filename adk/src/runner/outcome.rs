@@ -95,7 +95,7 @@ impl TurnOutcome {
         if self.dispatch != Some(DispatchStatus::Ack) {
             return None;
         }
-        let last = self.context.messages.as_slice().last()?;
+        let last = self.context.messages.last()?;
         (last.role() == Role::Assistant).then_some(last)
     }
 }
