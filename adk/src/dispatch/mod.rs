@@ -27,7 +27,7 @@ pub use tools::ToolExecutionError;
 use crate::context::{AbortReason, DispatchContext, Signal, TurnContext};
 use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};
 use crate::pipeline::{
-    DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, Stack,
+    DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, PipelineRun, Stack,
 };
 
 /// The iteration bound a runner uses unless `TurnRunnerBuilder::max_iterations` says otherwise.
@@ -99,7 +99,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         });
         started_iterations += 1;
 
-        let input = plan.input.run(&mut ctx).await.outcome;
+        let input = plan.input.run(&mut ctx).await;
         if let Some(error) = pipeline_error(&mut ctx, input, "dispatch_input") {
             dispatch_error = Some(error);
             break;
@@ -135,7 +135,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
 
-        let output = plan.output.run(&mut ctx).await.outcome;
+        let output = plan.output.run(&mut ctx).await;
         if let Some(error) = pipeline_error(&mut ctx, output, "dispatch_output") {
             dispatch_error = Some(error);
             break;
@@ -211,23 +211,30 @@ fn settle_queue(ctx: &mut DispatchContext, turn: &mut TurnContext) {
 /// or a short-circuit that no abort or signal explains.
 fn pipeline_error(
     ctx: &mut DispatchContext,
-    outcome: Downstream,
+    run: PipelineRun,
     pipeline: &'static str,
 ) -> Option<TurnError> {
-    match outcome {
+    match run.outcome {
         Downstream::Failed => ctx.pipeline_failure.take(),
         Downstream::ShortCircuited if !ctx.is_aborted() && !ctx.is_signalled() => {
-            Some(short_circuited(pipeline))
+            Some(short_circuited(pipeline, run.short_circuited_by))
         }
         _ => None,
     }
 }
 
-pub(crate) fn short_circuited(pipeline: &'static str) -> TurnError {
+pub(crate) fn short_circuited(
+    pipeline: &'static str,
+    by: Option<crate::pipeline::ShortCircuit>,
+) -> TurnError {
+    let culprit = match by {
+        Some(by) => format!("{by}"),
+        None => "a middleware".to_owned(),
+    };
     TurnError::new(
         ErrorCode::PipelineShortCircuited,
         format!(
-            "the `{pipeline}` pipeline short-circuited: a middleware returned without calling \
+            "the `{pipeline}` pipeline short-circuited: {culprit} returned without calling \
              `next.run(ctx).await` and without aborting; call `next`, or use `ctx.abort(reason)` \
              for an intentional refusal"
         ),
