@@ -77,8 +77,16 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let mut completed_iterations = 0;
     // Counted as the events count them: every iteration that began, the ending one included.
     let mut started_iterations = 0;
-    let mut dispatch_error: Option<TurnError> = None;
-    while !ctx.is_aborted() && !ctx.is_signalled() {
+    // Instructions are rendered from state once, before the first iteration: the model never
+    // sees a `{placeholder}` whose key is missing.
+    let mut dispatch_error: Option<TurnError> = match ctx.render_instructions() {
+        Ok(()) => spool_preloaded(&mut ctx).await.err(),
+        Err(error) => Some(
+            TurnError::new(ErrorCode::StateTemplateKeyMissing, error.to_string())
+                .with_source(error),
+        ),
+    };
+    while dispatch_error.is_none() && !ctx.is_aborted() && !ctx.is_signalled() {
         if completed_iterations >= plan.max_iterations {
             dispatch_error = Some(TurnError::new(
                 ErrorCode::IterationLimitExceeded,
@@ -196,6 +204,40 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         later_errors: std::mem::take(&mut ctx.later_failures),
         abort_reason,
     }
+}
+
+/// Auto-spools the retrievables the dispatch starts with (spec 5.6, "dispatch preload"): those
+/// the turn holds with static, non-inline text — added to the turn directly rather than stored
+/// through a context — reach the executor spooled, like every stored or fetched one. The turn's
+/// own collection is left as it is. A failed spool ends the dispatch before its first
+/// iteration.
+async fn spool_preloaded(ctx: &mut DispatchContext) -> Result<(), TurnError> {
+    let unspooled: Vec<_> = ctx
+        .retrievables
+        .iter()
+        .filter(|retrievable| retrievable.spoolable_text().is_some())
+        .cloned()
+        .collect();
+    for retrievable in unspooled {
+        let id = retrievable.id().to_owned();
+        let spooled = crate::context::auto_spool(
+            &ctx.shared.storage,
+            &ctx.shared.storage_context,
+            retrievable,
+        )
+        .await
+        .map_err(|error| {
+            TurnError::new(
+                ErrorCode::DispatchPipelineError,
+                format!(
+                    "auto-spooling the retrievable `{id}` the dispatch started with failed: {error}"
+                ),
+            )
+            .with_source(error)
+        })?;
+        ctx.retrievables.replace(spooled);
+    }
+    Ok(())
 }
 
 /// An acknowledged dispatch hands its queued writes to the turn; anything else drops them.
