@@ -26,7 +26,8 @@ use adk::dispatch::{Executor, ScriptedModel};
 use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
-use adk::sqlite::SqliteStorage;
+use adk::sqlite::{SqliteSessionStore, SqliteStorage};
+use adk::state::{SessionKey, SessionStore, StateKey};
 use adk::storage::{SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
@@ -95,6 +96,24 @@ pub async fn load_history(
     let tool_calls = ctx.fetch_tool_calls().await?;
     ctx.tool_calls.extend(tool_calls);
     // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+/// Session state: the user's question count is `user:` state, remembered across runs by the
+/// session store; the turn's start mark is `temp:` state, which no store ever keeps.
+const QUESTIONS_ASKED: StateKey<u32> = adk::state_key!("user:questions_asked" => u32);
+const TURN_STARTED: StateKey<bool> = adk::state_key!("temp:turn_started" => bool);
+
+/// Counts the user's questions in `user:` state and marks the turn in `temp:` state.
+#[adk::middleware(pipeline = turn_input)]
+pub async fn count_questions(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    let asked = ctx.state().get(QUESTIONS_ASKED)?.unwrap_or(0);
+    ctx.state_mut().set(QUESTIONS_ASKED, asked + 1)?;
+    ctx.state_mut().set(TURN_STARTED, true)?;
     let _ = next.run(ctx).await;
     Ok(())
 }
@@ -335,8 +354,25 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
     } else {
         println!("continuing the conversation: {earlier} messages from earlier runs loaded");
     }
+    // Session state lives in the same file, in Google ADK's tables.
+    let sessions = SqliteSessionStore::open(database_path(options)).await?;
+    let remembered = sessions
+        .user_state(&Default::default(), &Default::default())
+        .await?;
+    println!(
+        "session state: {} questions asked in earlier runs (user:), temp: keys stored: {}",
+        remembered
+            .get("questions_asked")
+            .map_or(0, |n| n.as_u64().unwrap_or(0)),
+        sessions
+            .get_session(&SessionKey::new("default", "default", CONVERSATION))
+            .await?
+            .is_some_and(|session| session.state.keys().any(|key| key.starts_with("temp:")))
+    );
     let runner = TurnRunner::builder()
         .shared_storage(storage.clone())
+        .session_store(sessions)
+        .turn_input(count_questions)
         .executor(model)
         .tool(weather()?)
         .tool(calculator()?)
