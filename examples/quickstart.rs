@@ -28,7 +28,7 @@ use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
 use adk::state::{SessionKey, SessionStore, StateKey};
-use adk::storage::{SharedStorage, StorageContext};
+use adk::storage::{FetchWindow, SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
 
@@ -84,16 +84,25 @@ impl Options {
 // ---------------------------------------------------------------------------------------------
 // Middleware
 
-/// Loads the conversation so far into the turn: its messages (the new user message, stored by
-/// the runner before this middleware, comes last) and its tool calls.
+/// How much of the conversation the model sees: the latest messages and tool calls. A window
+/// keeps a turn's cost flat however long the conversation grows (SQLite reads just these rows
+/// through its index).
+pub const HISTORY_WINDOW: usize = 40;
+
+/// Loads the recent conversation into the turn: its last messages (the new user message, stored
+/// by the runner before this middleware, comes last) and its last tool calls.
 #[adk::middleware(pipeline = turn_input)]
 pub async fn load_history(
     ctx: &mut TurnContext,
     next: Next<'_, TurnContext>,
 ) -> Result<(), BoxError> {
-    let history = ctx.fetch_messages().await?;
+    let history = ctx
+        .fetch_messages_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
     ctx.messages.extend(history);
-    let tool_calls = ctx.fetch_tool_calls().await?;
+    let tool_calls = ctx
+        .fetch_tool_calls_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
     ctx.tool_calls.extend(tool_calls);
     // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
     let _ = next.run(ctx).await;

@@ -5,6 +5,9 @@
 //!
 //! `cargo bench -p checked-adk --bench state -- --measurement-time 2 --warm-up-time 1`
 
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use adk::TurnRunner;
