@@ -1,6 +1,7 @@
 //! A storage adapter made from plain async functions with `adk::storage_adapter!`.
 //!
-//! The conversation lives in a process-wide `HashMap` from conversation id to messages. Four
+//! The conversation lives in a process-wide `HashMap` from conversation to messages, keyed by
+//! everything a record belongs to: app, user, conversation and thread. Four
 //! free `async fn`s give the callbacks this example needs; `..noop` gives every other callback
 //! the no-op baseline. Naming a callback that does not exist, or giving one the wrong signature,
 //! is a compile error at the offending token.
@@ -19,7 +20,7 @@ use adk::pipeline::{BoxError, Next};
 use adk::primitives::Message;
 use adk::storage::{StorageContext, StorageError};
 
-/// Every conversation's messages, by conversation id.
+/// Every conversation's messages, by [`conversation_key`].
 static CONVERSATIONS: LazyLock<Mutex<HashMap<String, Vec<Message>>>> =
     LazyLock::new(Mutex::default);
 
@@ -29,18 +30,28 @@ fn conversations() -> Result<MutexGuard<'static, HashMap<String, Vec<Message>>>,
         .map_err(|_| StorageError::backend("the conversation map lock is poisoned"))
 }
 
+/// The map key of `ctx`'s conversation: a record belongs to its app, user, conversation and
+/// thread, so two turns that differ in any of them never see each other's messages.
+fn conversation_key(ctx: &StorageContext) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        ctx.app_name(),
+        ctx.user_id(),
+        ctx.conversation_id(),
+        ctx.thread_id()
+    )
+}
+
 async fn fetch_messages(ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
     Ok(conversations()?
-        .get(ctx.conversation_id().as_str())
+        .get(&conversation_key(ctx))
         .cloned()
         .unwrap_or_default())
 }
 
 async fn store_message(ctx: &StorageContext, message: Message) -> Result<(), StorageError> {
     let mut conversations = conversations()?;
-    let messages = conversations
-        .entry(ctx.conversation_id().as_str().to_owned())
-        .or_default();
+    let messages = conversations.entry(conversation_key(ctx)).or_default();
     // Store creates: an id this conversation already holds is refused, not stored twice.
     if messages.iter().any(|stored| stored.id() == message.id()) {
         return Err(StorageError::Conflict {
@@ -55,7 +66,7 @@ async fn store_message(ctx: &StorageContext, message: Message) -> Result<(), Sto
 async fn mutate_message(ctx: &StorageContext, message: Message) -> Result<(), StorageError> {
     let mut conversations = conversations()?;
     let stored = conversations
-        .get_mut(ctx.conversation_id().as_str())
+        .get_mut(&conversation_key(ctx))
         .and_then(|messages| {
             messages
                 .iter_mut()
@@ -70,7 +81,7 @@ async fn mutate_message(ctx: &StorageContext, message: Message) -> Result<(), St
 }
 
 async fn delete_message(ctx: &StorageContext, id: String) -> Result<(), StorageError> {
-    if let Some(messages) = conversations()?.get_mut(ctx.conversation_id().as_str()) {
+    if let Some(messages) = conversations()?.get_mut(&conversation_key(ctx)) {
         messages.retain(|message| message.id() != id);
     }
     Ok(())
@@ -134,7 +145,7 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
     }
 
     let lines: Vec<String> = conversations()?
-        .get("from-fns")
+        .get(&conversation_key(&StorageContext::new("from-fns")))
         .into_iter()
         .flatten()
         .map(|message| {

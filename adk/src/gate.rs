@@ -6,7 +6,12 @@
 //! value as a `T`, or with a [`GateError`]. A resolution that does not deserialize into `T` is
 //! refused on the spot and the gate stays open. Timeouts, aborting the turn (or the dispatch)
 //! and explicit aborts settle the gate with their own error kinds; [`Event::TurnGateClosed`]
-//! reports how it ended. Where you open it decides what waits: before `next.run(ctx)` it
+//! reports how it ended.
+//!
+//! A gate nobody answers must not hold its turn forever, so every gate has a timeout:
+//! [`DEFAULT_GATE_TIMEOUT`] (ten minutes) unless [`GateRequest::timeout`] sets another. Waiting
+//! without a limit is an explicit choice, [`GateRequest::wait_indefinitely`], for gates that
+//! something is sure to answer or turns that have a deadline of their own. Where you open it decides what waits: before `next.run(ctx)` it
 //! blocks every downstream middleware; after it, only your post-step.
 //!
 //! ```
@@ -40,6 +45,12 @@ use crate::events::{ErrorCode, Event, EventSink};
 use crate::ids::TurnId;
 use crate::pipeline::BoxError;
 
+/// How long a gate waits for an answer unless its request says otherwise: ten minutes, long
+/// enough for a person to read and approve, short enough that a turn whose answerer is gone (no
+/// listener, a crashed approval service) ends with [`GateError::TimedOut`] instead of waiting
+/// forever.
+pub const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
 /// What a gate asks for.
 #[derive(Clone, Debug)]
 pub struct GateRequest {
@@ -51,13 +62,19 @@ pub struct GateRequest {
 
 impl GateRequest {
     /// A gate named `id` (unique within the turn) opened for `reason`, a sentence for whoever
-    /// answers it.
+    /// answers it. It times out after [`DEFAULT_GATE_TIMEOUT`] unless told otherwise.
+    ///
+    /// ```
+    /// use adk::gate::{DEFAULT_GATE_TIMEOUT, GateRequest};
+    /// let request = GateRequest::new("approve", "a human must approve");
+    /// assert_eq!(request.timeout_after(), Some(DEFAULT_GATE_TIMEOUT));
+    /// ```
     pub fn new(id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             id: id.into(),
             reason: reason.into(),
             payload: Value::Null,
-            timeout: None,
+            timeout: Some(DEFAULT_GATE_TIMEOUT),
         }
     }
 
@@ -67,10 +84,30 @@ impl GateRequest {
         self
     }
 
-    /// Settles the gate with [`GateError::TimedOut`] if nobody answers in time.
+    /// Settles the gate with [`GateError::TimedOut`] if nobody answers within `timeout`
+    /// (instead of [`DEFAULT_GATE_TIMEOUT`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// Waits for an answer without a time limit. Only an answer, an explicit abort or the
+    /// turn's (or dispatch's) abort settles the gate, so use it only when something is sure to
+    /// answer, or the turn is cancelled on a deadline of its own.
+    ///
+    /// ```
+    /// use adk::gate::GateRequest;
+    /// let request = GateRequest::new("approve", "a human must approve").wait_indefinitely();
+    /// assert_eq!(request.timeout_after(), None);
+    /// ```
+    pub fn wait_indefinitely(mut self) -> Self {
+        self.timeout = None;
+        self
+    }
+
+    /// How long the gate waits before timing out, or `None` if it waits indefinitely.
+    pub fn timeout_after(&self) -> Option<Duration> {
+        self.timeout
     }
 }
 

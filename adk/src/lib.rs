@@ -209,10 +209,25 @@ pub use adk_macros::storage_adapter;
 /// Each points at your token and says the fix: an unknown or missing pipeline, a function that
 /// is not `async`, parameters other than `(ctx: &mut Context, next: Next<'_, Context>)` in that
 /// order, a context of the other scope, a return type other than `Result<(), E>`, generic
-/// parameters or `self`, a `next` that is never used (the pipeline would short-circuit, reported
-/// at run time as `E_PIPELINE_SHORT_CIRCUITED`) and a `next.run(..)` that is not awaited.
+/// parameters or `self`.
+///
+/// `next` is checked by what the body does with the parameter itself (a method named `next`,
+/// or a `let next` that shadows it, is another value):
+///
+/// - every path that returns `Ok` runs the chain (`next.run(ctx).await`), hands `next` or its
+///   future on (to a function, closure, async block or macro), or aborts with
+///   `ctx.abort(reason)`; otherwise the pipeline would short-circuit, reported at run time as
+///   `E_PIPELINE_SHORT_CIRCUITED`. Paths that return an error (`return Err(..)`, `Err(..)?`,
+///   a tail `Err(..)`, `bail!`, `panic!`) and branches taken only when `ctx.is_aborted()` need
+///   nothing. A `while`/`for` loop may run zero times, so running `next` inside one does not
+///   count for the code after it. The error points at the path that does not settle: the
+///   `return`, the branch, or the `if` whose missing `else` falls through.
+/// - every `next.run(..)` future is awaited, returned or handed on: `next.run(ctx);`,
+///   `_ = next.run(ctx);`, `drop(next.run(ctx))` and a future stored and never awaited are
+///   errors at the call.
+///
 /// A middleware that refuses on purpose calls `ctx.abort(reason)` and names its parameter
-/// `_next`, which turns the unused-`next` check off:
+/// `_next`, which turns the path check off:
 ///
 /// ```
 /// use adk::pipeline::{BoxError, Next};
@@ -232,7 +247,7 @@ pub use adk_macros::storage_adapter;
 ///
 /// #[adk::middleware(pipeline = turn_input)]
 /// async fn forgets_next(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
-///     Ok(()) // error: `next` is never used, so this middleware short-circuits the pipeline
+///     Ok(()) // error: `next` is never run, so this middleware short-circuits the pipeline
 /// }
 /// ```
 pub use adk_macros::middleware;

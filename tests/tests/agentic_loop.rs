@@ -299,5 +299,5 @@ async fn a_two_iteration_tool_loop_persists_records_in_order_and_leaves_them_in_
             _ => None,
         })
         .unwrap();
-    assert_eq!(dispatch_end, (DispatchStatus::Ack, 1));
+    assert_eq!(dispatch_end, (DispatchStatus::Ack, 2));
 }

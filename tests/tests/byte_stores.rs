@@ -234,6 +234,66 @@ async fn file_store_refuses_ids_that_could_escape_its_folder() {
     assert!(store.ids().await.unwrap().is_empty());
 }
 
+// A stream that counts how often it was polled, to show a write was refused before reading it.
+fn counted_stream(polls: Arc<AtomicUsize>) -> ConduitBytes {
+    let chunks = (0..3).map(|_| Ok(Bytes::from_static(b"payload")));
+    ConduitBytes::from_stream(futures_util::stream::iter(chunks).inspect(move |_| {
+        polls.fetch_add(1, Ordering::SeqCst);
+    }))
+}
+
+#[tokio::test]
+async fn file_store_refuses_an_id_over_255_bytes_before_reading_any_input() {
+    let (folder, store) = file_store().await;
+    let polls = Arc::new(AtomicUsize::new(0));
+    // 256 bytes: 128 two-byte characters.
+    let id = "é".repeat(128);
+    let error = store
+        .write(&id, counted_stream(Arc::clone(&polls)))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ByteStoreError::InvalidId { .. }), "{error}");
+    assert!(
+        error.to_string().contains("longer than 255 bytes"),
+        "{error}"
+    );
+    assert_eq!(polls.load(Ordering::SeqCst), 0, "the input was read");
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
+
+    let longest = "a".repeat(adk::bytes::MAX_ID_BYTES);
+    store.write(&longest, "fits".into()).await.unwrap();
+}
+
+#[tokio::test]
+async fn file_store_refuses_names_some_file_system_refuses_before_reading_any_input() {
+    let (folder, store) = file_store().await;
+    for id in [
+        "a:b",
+        "why?",
+        "bell\u{7}",
+        "trailing.",
+        "trailing ",
+        "CON",
+        "lpt1.log",
+    ] {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let error = store
+            .write(id, counted_stream(Arc::clone(&polls)))
+            .await
+            .unwrap_err();
+        match &error {
+            ByteStoreError::InvalidId { id: refused, .. } => assert_eq!(refused, id),
+            other => panic!("{id:?} should be refused as an invalid id, got {other:?}"),
+        }
+        assert_eq!(
+            polls.load(Ordering::SeqCst),
+            0,
+            "{id:?}: the input was read"
+        );
+    }
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
+}
+
 #[tokio::test]
 async fn file_store_keeps_each_record_as_a_file_named_by_its_id() {
     let (folder, store) = file_store().await;

@@ -129,7 +129,7 @@ fn iterations(events: &EventRecorder) -> Vec<String> {
         .collect()
 }
 
-/// The `dispatchEnd` event's status, completed-iteration count and error.
+/// The `dispatchEnd` event's status, iteration count (iterations begun) and error.
 fn dispatch_end(events: &EventRecorder) -> (DispatchStatus, u32, Option<TurnError>) {
     events
         .events()
@@ -169,7 +169,8 @@ fn cause_of<T: std::error::Error + 'static>(error: &TurnError) -> &T {
 // Which iterations complete: an executor ack versus an ack from dispatch_output
 
 #[tokio::test]
-async fn an_executor_ack_in_iteration_zero_completes_no_iteration_and_skips_dispatch_output() {
+async fn an_executor_ack_in_iteration_zero_ends_no_iteration_counts_one_and_skips_dispatch_output()
+{
     let log = Log::new();
     let events = EventRecorder::new();
     let executor = ScriptedExecutor::acking().logging_to(log.clone());
@@ -184,7 +185,7 @@ async fn an_executor_ack_in_iteration_zero_completes_no_iteration_and_skips_disp
     );
     assert_eq!(iterations(&events), ["iterationStart 0"]);
     let (status, completed, error) = dispatch_end(&events);
-    assert_eq!((status, completed), (DispatchStatus::Ack, 0));
+    assert_eq!((status, completed), (DispatchStatus::Ack, 1));
     assert!(error.is_none(), "{error:?}");
     assert_eq!(log.joined(), "executor out-pre out-post");
     assert!(outcome.is_completed(), "{:?}", outcome.status);
@@ -269,7 +270,7 @@ async fn three_iterations_ending_in_an_executor_ack_run_dispatch_output_only_for
             "iterationStart 2"
         ]
     );
-    assert_eq!(dispatch_end(&events).1, 2);
+    assert_eq!(dispatch_end(&events).1, 3);
     assert_eq!(
         log.joined(),
         "executor@0 output@0 executor@1 output@1 executor@2 out-pre out-post"
@@ -323,7 +324,7 @@ async fn a_nack_inside_dispatch_input_lets_the_remaining_input_middleware_run_an
     );
     assert_eq!(log.joined(), "nack c signalled=true nack-post");
     assert_eq!(executor.runs(), 0);
-    assert_eq!(dispatch_end(&events).1, 0);
+    assert_eq!(dispatch_end(&events).1, 1);
     assert_eq!(
         *cause_of::<Refusal>(failed_with(&outcome)),
         Refusal { policy: "pii" }
@@ -374,7 +375,7 @@ async fn a_nack_carries_its_own_error_to_dispatch_end_the_error_event_and_the_tu
     );
     let expected = Refusal { policy: "medical" };
     let (status, completed, ended_with) = dispatch_end(&events);
-    assert_eq!((status, completed), (DispatchStatus::Nack, 0));
+    assert_eq!((status, completed), (DispatchStatus::Nack, 1));
     let ended_with = ended_with.expect("dispatchEnd carries the nack's error");
     assert_eq!(ended_with.code(), ErrorCode::Nacked);
     assert_eq!(*cause_of::<Refusal>(&ended_with), expected);
@@ -428,7 +429,7 @@ async fn aborting_the_dispatch_from_the_executor_discards_its_writes_and_turn_ou
             TURN_END
         ]
     );
-    assert_eq!(dispatch_end(&events).1, 1);
+    assert_eq!(dispatch_end(&events).1, 2);
     assert_eq!(
         log.joined(),
         "dispatch_output-pre dispatch_output-post out-pre out-post",
@@ -631,6 +632,80 @@ async fn writes_made_before_an_ack_in_dispatch_input_reach_the_turn() {
     assert!(outcome.is_completed(), "{:?}", outcome.status);
     assert_eq!(storage.message_ids(), ["canned"]);
     assert_eq!(message_ids(&outcome.context.messages), ["canned"]);
+}
+
+#[tokio::test]
+async fn a_nack_in_dispatch_input_drops_the_iterations_writes_from_the_turn_but_not_storage() {
+    let storage = RecordingStorage::new();
+    let executor = ScriptedExecutor::acking();
+    let runner = runner_with(
+        executor.clone(),
+        &storage,
+        &EventRecorder::new(),
+        &Log::new(),
+    )
+    .dispatch_input(from_fn(|ctx: &mut DispatchContext, next| {
+        Box::pin(async move {
+            ctx.store_message(message("draft", "not sent")).await?;
+            ctx.nack(Refusal { policy: "quota" })?;
+            let _ = next.run(ctx).await;
+            Ok::<(), BoxError>(())
+        })
+    }))
+    .build();
+    let outcome = run(&runner).await;
+
+    assert_eq!(executor.runs(), 0);
+    assert_eq!(failed_with(&outcome).code(), ErrorCode::Nacked);
+    assert_eq!(storage.message_ids(), ["draft"]);
+    assert!(message_ids(&outcome.context.messages).is_empty());
+}
+
+#[tokio::test]
+async fn a_second_failure_in_one_dispatch_pipeline_walk_reaches_the_event_bus_after_the_first() {
+    let events = EventRecorder::new();
+    let runner = runner_with(
+        ScriptedExecutor::acking(),
+        &RecordingStorage::new(),
+        &events,
+        &Log::new(),
+    )
+    // The outer middleware fails in its post-step, after the inner one failed.
+    .dispatch_input(from_fn(|ctx: &mut DispatchContext, next| {
+        Box::pin(async move {
+            let _ = next.run(ctx).await;
+            Err::<(), BoxError>(Refusal { policy: "outer" }.into())
+        })
+    }))
+    .dispatch_input(from_fn(|_ctx: &mut DispatchContext, _next| {
+        Box::pin(async move { Err::<(), BoxError>(Refusal { policy: "inner" }.into()) })
+    }))
+    .build();
+    let outcome = run(&runner).await;
+
+    let reported: Vec<String> = events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Error { error, .. } => Some(format!("{} {error}", error.code().as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reported.len(), 2, "{reported:#?}");
+    assert!(reported[0].contains("policy inner"), "{reported:#?}");
+    assert!(reported[1].contains("policy outer"), "{reported:#?}");
+    assert!(
+        reported
+            .iter()
+            .all(|line| line.starts_with("E_DISPATCH_PIPELINE_ERROR")),
+        "{reported:#?}"
+    );
+    // The first failure stays the turn's error.
+    assert!(
+        failed_with(&outcome).to_string().contains("policy inner"),
+        "{:?}",
+        outcome.status
+    );
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use adk::context::{Aborted, DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::events::Event;
-use adk::gate::{GateError, GateRequest, ResolveError};
+use adk::gate::{DEFAULT_GATE_TIMEOUT, GateError, GateRequest, ResolveError};
 use adk::pipeline::{BoxError, from_fn};
 use adk::storage::NoopStorage;
 use adk::{TurnOutcome, TurnRunner};
@@ -144,6 +144,31 @@ async fn an_unanswered_gate_times_out_with_its_own_error_kind() {
         .expect_err("no answer");
     assert!(matches!(error, GateError::TimedOut { .. }));
     assert_eq!(error.code().as_str(), "E_TURN_GATE_TIMEOUT");
+    assert!(
+        names
+            .lock()
+            .unwrap()
+            .contains(&"turnGateClosed:timeout".to_owned())
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_gate_nobody_answers_times_out_after_the_default_timeout() {
+    // No timeout set and nobody answers: the paused clock jumps ahead while the turn waits.
+    let (runner, got, names) = runner_with(None, |_| {});
+    let started = tokio::time::Instant::now();
+    run(&runner).await;
+    let got = got.lock().unwrap();
+    let error = got
+        .as_ref()
+        .expect("middleware ran")
+        .as_ref()
+        .expect_err("no answer");
+    assert!(
+        matches!(error, GateError::TimedOut { after, .. } if *after == DEFAULT_GATE_TIMEOUT),
+        "{error}"
+    );
+    assert!(started.elapsed() >= DEFAULT_GATE_TIMEOUT);
     assert!(
         names
             .lock()

@@ -88,7 +88,7 @@ async fn a_question_a_tool_answers_is_answered_from_its_result_in_the_next_itera
         .get("q-call-1")
         .expect("the call is kept");
     assert!(call.is_complete() && !call.is_error());
-    assert_eq!(iterations(&events), Some(1));
+    assert_eq!(iterations(&events), Some(2));
 }
 
 #[tokio::test]
@@ -138,7 +138,7 @@ async fn without_a_matching_tool_it_answers_in_the_first_iteration() {
         Some("You said \"What time is it?\".")
     );
     assert!(outcome.context.tool_calls.is_empty());
-    assert_eq!(iterations(&events), Some(0));
+    assert_eq!(iterations(&events), Some(1));
 }
 
 #[tokio::test]

@@ -315,6 +315,52 @@ async fn records_of_another_conversation_are_invisible() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_and_bytes_of_another_app_user_or_thread_are_invisible() {
+    let (_folder, storage) = open_fresh().await;
+    let ours = StorageContext::new("shared-conversation");
+    storage
+        .store_message(&ours, Message::user("m-1", "ours").unwrap())
+        .await
+        .unwrap();
+    storage
+        .store_media_bytes(&ours, "photo".into(), b"ours".to_vec().into())
+        .await
+        .unwrap();
+    let neighbours = [
+        StorageContext::new("shared-conversation").with_app_name("another-app"),
+        StorageContext::new("shared-conversation").with_user_id("another-user"),
+        StorageContext::new("shared-conversation").with_thread_id("another-thread"),
+    ];
+    for theirs in &neighbours {
+        assert!(storage.fetch_messages(theirs).await.unwrap().is_empty());
+        assert!(
+            storage
+                .media_reader(theirs, "photo")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // The same ids are free for them, and their writes leave ours alone.
+        storage
+            .store_message(theirs, Message::user("m-1", "theirs").unwrap())
+            .await
+            .unwrap();
+        storage
+            .store_media_bytes(theirs, "photo".into(), b"theirs".to_vec().into())
+            .await
+            .unwrap();
+    }
+    let fetched = storage.fetch_messages(&ours).await.unwrap();
+    assert_eq!(fetched.len(), 1);
+    assert_eq!(
+        fetched[0].content().map(ToString::to_string).as_deref(),
+        Some("ours")
+    );
+    let photo = storage.media_reader(&ours, "photo").await.unwrap().unwrap();
+    assert_eq!(&photo.read_all().await.unwrap()[..], b"ours");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storing_an_existing_id_is_a_conflict_but_an_equal_instruction_is_kept_once() {
     let (_folder, storage) = open_fresh().await;
     let ctx = StorageContext::new("conflicts");
@@ -376,10 +422,16 @@ async fn a_database_from_a_newer_schema_is_refused_with_both_versions_named() {
 
 // The version 1 schema's byte tables, as adk wrote them before bytes were scoped per
 // conversation: one set of bytes per (conduit, id) for every conversation.
+const VERSION_1_PRIMITIVE_TABLES: [&str; 6] = [
+    "memories",
+    "messages",
+    "thoughts",
+    "tool_calls",
+    "retrievables",
+    "standing_instructions",
+];
+
 const VERSION_1_SCHEMA: &str = "
-    CREATE TABLE messages (
-        sequence INTEGER PRIMARY KEY, conversation_id TEXT NOT NULL, id TEXT NOT NULL,
-        turn_id TEXT NOT NULL, record TEXT NOT NULL, UNIQUE (conversation_id, id));
     CREATE TABLE blobs (
         key INTEGER PRIMARY KEY AUTOINCREMENT, conduit TEXT NOT NULL, id TEXT NOT NULL,
         conversation_id TEXT NOT NULL, byte_length INTEGER NOT NULL,
@@ -393,16 +445,49 @@ const VERSION_1_SCHEMA: &str = "
     PRAGMA user_version = 1;";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_version_1_file_is_upgraded_and_its_bytes_stay_with_the_conversation_that_wrote_them() {
+async fn a_version_1_file_is_upgraded_and_its_records_and_bytes_stay_with_the_conversation_that_wrote_them()
+ {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("version-1.db");
-    rusqlite::Connection::open(&path)
-        .unwrap()
-        .execute_batch(VERSION_1_SCHEMA)
-        .unwrap();
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    for table in VERSION_1_PRIMITIVE_TABLES {
+        connection
+            .execute_batch(&format!(
+                "CREATE TABLE {table} (
+                    sequence INTEGER PRIMARY KEY, conversation_id TEXT NOT NULL,
+                    id TEXT NOT NULL, turn_id TEXT NOT NULL, record TEXT NOT NULL,
+                    UNIQUE (conversation_id, id));
+                 CREATE INDEX {table}_in_order ON {table} (conversation_id, sequence);"
+            ))
+            .unwrap();
+    }
+    for (id, text) in [("m-1", "first"), ("m-2", "second")] {
+        let json = serde_json::to_string(&Message::user(id, text).unwrap()).unwrap();
+        connection
+            .execute(
+                "INSERT INTO messages (conversation_id, id, turn_id, record)
+                 VALUES ('owner', ?1, 't-1', ?2)",
+                [id, &json],
+            )
+            .unwrap();
+    }
+    connection.execute_batch(VERSION_1_SCHEMA).unwrap();
+    drop(connection);
 
     let storage = SqliteStorage::open(&path).await.unwrap();
     let owner = StorageContext::new("owner");
+    // Records written before apps, users and threads existed belong to the defaults.
+    assert_eq!(
+        message_ids(&storage.fetch_messages(&owner).await.unwrap()),
+        ["m-1", "m-2"]
+    );
+    assert!(
+        storage
+            .fetch_messages(&StorageContext::new("owner").with_user_id("someone-else"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let stranger = StorageContext::new("stranger");
     let kept = storage
         .retrievable_reader(&owner, "manual")

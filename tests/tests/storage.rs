@@ -12,7 +12,7 @@ use adk::primitives::{
     Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
     TrustTier,
 };
-use adk::storage::conformance::{Conformance, Step, Subject};
+use adk::storage::conformance::{Conformance, Partition, Step, Subject};
 use adk::storage::{
     NoopStorage, Primitive, SharedStorage, StorageAdapter, StorageContext, StorageError, TurnId,
 };
@@ -34,6 +34,8 @@ enum Fault {
     StoreFails,
     /// Every conversation reads and writes one shared set of records.
     IgnoresConversation,
+    /// Records are kept per app, conversation and thread, but every user shares them.
+    IgnoresUser,
     /// A second store of an id adds a second record instead of a conflict.
     DuplicateStoreAccepted,
     /// A mutate of an id never stored succeeds (and stores nothing).
@@ -79,7 +81,18 @@ listed!(
     StandingInstruction => instructions,
 );
 
-/// Every conversation's records, keyed by conversation id.
+/// Where a record belongs: app, user, conversation and thread.
+fn partition_key(ctx: &StorageContext) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        ctx.app_name(),
+        ctx.user_id(),
+        ctx.conversation_id(),
+        ctx.thread_id()
+    )
+}
+
+/// Every conversation's records, keyed by [`partition_key`].
 struct InMemoryStorage {
     conversations: Mutex<HashMap<String, Records>>,
     retrievable_bytes: InMemorySpoolStore,
@@ -108,10 +121,15 @@ impl InMemoryStorage {
     }
 
     fn conversation_key(&self, ctx: &StorageContext) -> String {
-        if self.fault == Fault::IgnoresConversation {
-            String::new()
-        } else {
-            ctx.conversation_id().to_string()
+        match self.fault {
+            Fault::IgnoresConversation => String::new(),
+            Fault::IgnoresUser => format!(
+                "{}/{}/{}",
+                ctx.app_name(),
+                ctx.conversation_id(),
+                ctx.thread_id()
+            ),
+            _ => partition_key(ctx),
         }
     }
 
@@ -199,7 +217,7 @@ impl InMemoryStorage {
         if self.fault == Fault::BytesKeyedByIdAlone {
             id.to_owned()
         } else {
-            format!("{}/{id}", ctx.conversation_id())
+            format!("{}/{id}", partition_key(ctx))
         }
     }
 
@@ -547,9 +565,25 @@ async fn an_adapter_that_ignores_the_conversation_is_caught() {
         .await
         .expect_err("a conversation must not see another's records");
     assert_eq!(failure.subject, Subject::Primitive(Primitive::Messages));
-    assert_eq!(failure.step, Step::FetchFromOtherConversation);
+    assert_eq!(failure.step, Step::FetchFromOther(Partition::Conversation));
     assert_eq!(failure.expected, "ids []");
     assert!(failure.found.contains("-message-1, "), "{failure}");
+}
+
+#[tokio::test]
+async fn an_adapter_that_lets_users_of_one_conversation_share_records_is_caught() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::IgnoresUser))
+        .persists(Primitive::Messages)
+        .run()
+        .await
+        .expect_err("a user must not see another user's records");
+    assert_eq!(failure.step, Step::FetchFromOther(Partition::User));
+    assert!(
+        failure
+            .to_string()
+            .contains("at step `fetch from another user (same app, conversation and thread)`"),
+        "{failure}"
+    );
 }
 
 #[tokio::test]
@@ -596,7 +630,7 @@ async fn an_adapter_whose_delete_reaches_another_conversation_is_caught() {
     .await
     .expect_err("a delete must stay inside its conversation");
     assert_eq!(failure.subject, Subject::Primitive(Primitive::ToolCalls));
-    assert_eq!(failure.step, Step::ChangeFromOtherConversation);
+    assert_eq!(failure.step, Step::ChangeFromOther(Partition::Conversation));
     assert!(failure.expected.ends_with("-tool-call-3]"), "{failure}");
     assert!(failure.found.ends_with("-tool-call-2]"), "{failure}");
 }
@@ -609,12 +643,12 @@ async fn an_adapter_whose_bytes_are_shared_between_conversations_is_caught() {
         .await
         .expect_err("a conversation's fetched retrievable must read its own bytes");
     assert_eq!(failure.subject, Subject::Primitive(Primitive::Retrievables));
-    assert_eq!(failure.step, Step::BytesPerConversation);
+    assert_eq!(failure.step, Step::BytesPer(Partition::Conversation));
     assert!(
-        failure.expected.contains("the first conversation's text"),
+        failure.expected.contains("the first partition's text"),
         "{failure}"
     );
-    assert!(failure.found.contains("the second's"), "{failure}");
+    assert!(failure.found.contains("the other's"), "{failure}");
 }
 
 #[tokio::test]
@@ -1286,9 +1320,7 @@ impl MacroStorage {
             .tables
             .lock()
             .map_err(|_| StorageError::backend("the tables lock was poisoned"))?;
-        let tables = conversations
-            .entry(ctx.conversation_id().to_string())
-            .or_default();
+        let tables = conversations.entry(partition_key(ctx)).or_default();
         Ok(work(tables))
     }
 }

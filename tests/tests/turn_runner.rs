@@ -100,8 +100,8 @@ async fn lifecycle_events_come_in_step_order_each_once_with_matching_ids() {
             } => {
                 turn_ids.push(turn_id);
                 dispatch_ids.insert(dispatch_id.clone());
-                // Two iterations reached their end; the third was acknowledged by the executor.
-                assert_eq!(*completed, 2);
+                // Three iterations began; the third was acknowledged by the executor, so two reached their end.
+                assert_eq!(*completed, 3);
             }
             Event::IterationStart {
                 dispatch_id,

@@ -11,7 +11,7 @@ use super::validate::{Pipeline, Signature};
 /// The struct that takes the function's name: `builder.turn_input(load_history)` passes it.
 fn unit_struct(function: &MiddlewareFn) -> TokenStream {
     let name = function.name();
-    let visibility = &function.item.vis;
+    let visibility = &function.vis;
     let docs = function.doc_attributes();
     let cfgs = function.cfg_attributes();
     quote! {
@@ -29,8 +29,8 @@ fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> Toke
     let name = function.name();
     let attributes = function.other_attributes();
     let cfgs = function.cfg_attributes();
-    let signature = &function.item.sig;
-    let block = &function.item.block;
+    let signature = &function.sig;
+    let block = &function.body;
     quote! {
         #(#cfgs)*
         impl #name {
@@ -105,8 +105,9 @@ pub(crate) fn middleware(
 /// async here (and loses `const` and `extern`) so its `.await`s do not add errors to the one
 /// already reported.
 ///
-/// The `Middleware` impls are emitted too when the pipelines are known, so registering the
-/// middleware reports nothing more; their bodies never run because the crate does not compile.
+/// The `Middleware` impls are emitted too, for the pipelines named or, when the attribute is
+/// wrong, for all four, so registering the middleware reports nothing more; their bodies never
+/// run because the crate does not compile.
 pub(crate) fn fallback(
     function: &MiddlewareFn,
     pipelines: Option<&[Pipeline]>,
@@ -114,7 +115,6 @@ pub(crate) fn fallback(
 ) -> TokenStream {
     let errors = errors.into_iter().map(|error| error.to_compile_error());
     let is_method = function
-        .item
         .sig
         .inputs
         .iter()
@@ -122,13 +122,23 @@ pub(crate) fn fallback(
     if is_method {
         // A method sits inside an `impl` block, where a struct cannot be declared: leave it as
         // it was.
-        let item = &function.item;
-        return quote!(#(#errors)* #item);
+        let MiddlewareFn {
+            attrs,
+            vis,
+            sig,
+            body,
+            ..
+        } = function;
+        return quote!(#(#errors)* #(#attrs)* #vis #sig #body);
     }
     let mut function_for_body = MiddlewareFn {
-        item: function.item.clone(),
+        attrs: function.attrs.clone(),
+        vis: function.vis.clone(),
+        sig: function.sig.clone(),
+        body: function.body.clone(),
+        block: None,
     };
-    let signature = &mut function_for_body.item.sig;
+    let signature = &mut function_for_body.sig;
     if signature.asyncness.is_none() {
         signature.asyncness = Some(syn::Token![async](signature.fn_token.span));
     }
@@ -142,7 +152,9 @@ pub(crate) fn fallback(
         &function_for_body,
         quote!(#[allow(dead_code, unused_variables, clippy::all)]),
     );
-    let impls = pipelines.unwrap_or_default().iter().map(|pipeline| {
+    // An unknown pipeline (`dispatch_inptu`) was reported with a suggestion; implementing every
+    // pipeline keeps the registration quiet whichever one the user meant.
+    let impls = pipelines.unwrap_or(&Pipeline::ALL).iter().map(|pipeline| {
         let marker = marker(*pipeline);
         quote! {
             #(#cfgs)*

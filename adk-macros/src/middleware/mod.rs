@@ -6,6 +6,7 @@
 //! struct are still emitted, so the only errors are ours and those inside the user's body.
 
 mod expand;
+mod next_use;
 mod parse;
 mod validate;
 

@@ -105,42 +105,74 @@ pub(crate) fn arguments(tokens: TokenStream) -> darling::Result<Arguments> {
     Arguments::from_list(&items)
 }
 
-/// The annotated function. Every part is kept so the expansion can re-emit the user's tokens
-/// unchanged, with their spans.
+/// The annotated function. The signature is parsed; the body is kept as the user's tokens so a
+/// syntax error inside it is left for rustc to report once, while the struct and its impls are
+/// still emitted (what an IDE shows while the user is typing).
 pub(crate) struct MiddlewareFn {
-    pub(crate) item: syn::ItemFn,
+    pub(crate) attrs: Vec<syn::Attribute>,
+    pub(crate) vis: syn::Visibility,
+    pub(crate) sig: syn::Signature,
+    /// The braced body, exactly as written.
+    pub(crate) body: TokenStream,
+    /// The body as a block, when it parses; the `next` checks need it.
+    pub(crate) block: Option<syn::Block>,
+}
+
+impl syn::parse::Parse for MiddlewareFn {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig: syn::Signature = input.parse()?;
+        let body = match input.parse::<proc_macro2::TokenTree>() {
+            Ok(proc_macro2::TokenTree::Group(group))
+                if group.delimiter() == proc_macro2::Delimiter::Brace =>
+            {
+                group
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    sig.ident.span(),
+                    "expected a function with a body",
+                ));
+            }
+        };
+        let body = quote::ToTokens::into_token_stream(body);
+        let block = syn::parse2(body.clone()).ok();
+        Ok(Self {
+            attrs,
+            vis,
+            sig,
+            body,
+            block,
+        })
+    }
 }
 
 impl MiddlewareFn {
     pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Self> {
-        Ok(Self {
-            item: syn::parse2(tokens)?,
-        })
+        syn::parse2(tokens)
     }
 
     pub(crate) fn name(&self) -> &syn::Ident {
-        &self.item.sig.ident
+        &self.sig.ident
     }
 
     /// Doc comments travel to the generated struct; the other attributes stay on the function.
     pub(crate) fn doc_attributes(&self) -> impl Iterator<Item = &syn::Attribute> {
-        self.item
-            .attrs
+        self.attrs
             .iter()
             .filter(|attribute| attribute.path().is_ident("doc"))
     }
 
     pub(crate) fn other_attributes(&self) -> impl Iterator<Item = &syn::Attribute> {
-        self.item
-            .attrs
+        self.attrs
             .iter()
             .filter(|attribute| !attribute.path().is_ident("doc"))
     }
 
     /// `#[cfg]` must also gate the struct and impls, or they would outlive a disabled function.
     pub(crate) fn cfg_attributes(&self) -> impl Iterator<Item = &syn::Attribute> {
-        self.item
-            .attrs
+        self.attrs
             .iter()
             .filter(|attribute| attribute.path().is_ident("cfg"))
     }

@@ -394,7 +394,7 @@ fn an_unused_next_is_a_short_circuit() {
     assert_one_problem_containing(
         &found,
         &[
-            "`next` is never used",
+            "`next` is never run",
             "short-circuits the `turn_input` pipeline",
             "E_PIPELINE_SHORT_CIRCUITED",
             "`next.run(ctx).await`",
@@ -488,7 +488,7 @@ fn awaited_run_calls_pass_in_every_position() {
         quote! { let outcome = next.run(ctx).await; let _ = outcome; Ok(()) },
         quote! { let future = next.run(ctx); let _ = future.await; Ok(()) },
         quote! { match (next.run(ctx)).await { _ => Ok(()) } },
-        quote! { if true { return next.run(ctx).await.is_completed().then_some(()).ok_or("failed".into()); } Ok(()) },
+        quote! { if ctx.is_aborted() { return Err("aborted".into()); } return next.run(ctx).await.is_completed().then_some(()).ok_or("failed".into()); },
         quote! { let _ = async move { next.run(ctx).await }.await; Ok(()) },
     ];
     for body in bodies {
@@ -533,8 +533,14 @@ fn an_invalid_function_still_expands_to_its_struct_and_body() {
     assert!(output.contains("compile_error"), "{output}");
     assert!(output.contains("struct load_history ;"), "{output}");
     assert!(output.contains("impl load_history"), "{output}");
-    // The pipeline is unknown, so no `Middleware` impl can be written.
-    assert!(!output.contains("Middleware <"), "{output}");
+    // The pipeline is unknown: every pipeline gets an impl, so the registration stays quiet
+    // whichever one the user meant.
+    for marker in ["TurnInput", "TurnOutput", "DispatchInput", "DispatchOutput"] {
+        assert!(
+            output.contains(&format!("Middleware < :: adk :: pipeline :: {marker} >")),
+            "{output}"
+        );
+    }
 }
 
 #[test]
@@ -547,6 +553,121 @@ fn a_known_pipeline_keeps_its_impl_after_a_signature_error() {
     assert!(output.contains("compile_error"), "{output}");
     assert!(
         output.contains("Middleware < :: adk :: pipeline :: TurnInput >"),
+        "{output}"
+    );
+}
+
+/// The problems reported for a `turn_input` middleware with `body`.
+fn body_problems(body: TokenStream) -> Vec<String> {
+    problems(quote!(pipeline = turn_input), turn_middleware(body))
+}
+
+#[test]
+fn a_method_named_next_is_not_a_use_of_the_next_parameter() {
+    let found = body_problems(quote! {
+        let first = [1, 2].iter().next();
+        let _ = first;
+        Ok(())
+    });
+    assert_one_problem_containing(&found, &["`next` is never run"]);
+}
+
+#[test]
+fn dropping_next_is_not_running_it() {
+    for body in [
+        quote! { drop(next); Ok(()) },
+        quote! { let _ = next; Ok(()) },
+        quote! { std::mem::drop(next); Ok(()) },
+    ] {
+        let found = body_problems(body.clone());
+        assert_one_problem_containing(&found, &["`next` is never run"]);
+    }
+}
+
+#[test]
+fn a_shadowing_binding_named_next_is_another_value() {
+    let found = body_problems(quote! {
+        let next = 3;
+        let _ = next;
+        Ok(())
+    });
+    assert_one_problem_containing(&found, &["`next` is never run"]);
+
+    let outer_still_runs = body_problems(quote! {
+        {
+            let next = [1].iter().next();
+            let _ = next;
+        }
+        let _ = next.run(ctx).await;
+        Ok(())
+    });
+    assert!(outer_still_runs.is_empty(), "{outer_still_runs:#?}");
+}
+
+#[test]
+fn a_chain_run_on_one_branch_only_is_reported_at_the_other_branch() {
+    for body in [
+        quote! { if cached(ctx) { let _ = next.run(ctx).await; } Ok(()) },
+        quote! { if cached(ctx) { let _ = next.run(ctx).await; } else { tracing::info!("skipped"); } Ok(()) },
+        quote! { if cached(ctx) { return Ok(()); } let _ = next.run(ctx).await; Ok(()) },
+        quote! { match 1 { 1 => { let _ = next.run(ctx).await; } _ => {} } Ok(()) },
+        quote! { for _ in 0..1 { let _ = next.run(ctx).await; break; } Ok(()) },
+    ] {
+        let found = body_problems(body.clone());
+        assert_one_problem_containing(
+            &found,
+            &[
+                "on this path `next` is not run",
+                "`ctx.abort(reason)`",
+                "return an `Err`",
+            ],
+        );
+    }
+}
+
+#[test]
+fn other_paths_may_abort_or_fail_instead_of_running_the_chain() {
+    for body in [
+        quote! { if cached(ctx) { ctx.abort("no"); return Ok(()); } let _ = next.run(ctx).await; Ok(()) },
+        quote! { if ctx.is_aborted() { return Ok(()); } let _ = next.run(ctx).await; Ok(()) },
+        quote! { if !ctx.is_aborted() { let _ = next.run(ctx).await; } Ok(()) },
+        quote! { if ctx.is_aborted() { return Err("no".into()); } let _ = next.run(ctx).await; Ok(()) },
+        quote! { if ctx.is_aborted() { Err("no")?; } let _ = next.run(ctx).await; Ok(()) },
+        quote! { if ctx.is_aborted() { Err("no".into()) } else { let _ = next.run(ctx).await; Ok(()) } },
+        quote! { let Some(_) = ctx.stash_get() else { return Err("missing".into()) }; let _ = next.run(ctx).await; Ok(()) },
+        quote! { match 1 { 1 => { let _ = next.run(ctx).await; Ok(()) } _ => panic!("no") } },
+        quote! { loop { let _ = next.run(ctx).await; break; } Ok(()) },
+        quote! { helper(ctx, next).await },
+    ] {
+        let found = body_problems(body.clone());
+        assert!(found.is_empty(), "{body}: {found:#?}");
+    }
+}
+
+#[test]
+fn a_thrown_away_future_is_reported_however_it_is_thrown_away() {
+    for body in [
+        quote! { _ = next.run(ctx); Ok(()) },
+        quote! { drop(next.run(ctx)); Ok(()) },
+        quote! { let stored = next.run(ctx); Ok(()) },
+        quote! { let stored = next.run(ctx); let _ = stored; Ok(()) },
+        quote! { let renamed = next; renamed.run(ctx); Ok(()) },
+    ] {
+        let found = body_problems(body.clone());
+        assert_one_problem_containing(&found, &["does nothing until it is awaited"]);
+    }
+}
+
+#[test]
+fn a_body_that_does_not_parse_is_left_to_rustc() {
+    let output = expand(
+        quote!(pipeline = turn_input),
+        turn_middleware(quote! { let x = ; Ok(()) }),
+    )
+    .to_string();
+    assert!(!output.contains("compile_error"), "{output}");
+    assert!(
+        output.contains("Middleware < :: adk :: pipeline :: TurnInput > for load_history"),
         "{output}"
     );
 }

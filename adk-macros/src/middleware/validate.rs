@@ -1,11 +1,8 @@
 //! Checks the parsed attribute and function against the middleware contract. Collects every
 //! problem it finds, each spanned at the user's token and saying the fix; emits no code.
 
-use std::collections::HashMap;
-
 use proc_macro2::Span;
 use quote::ToTokens;
-use syn::visit::Visit;
 
 use super::parse::{self, Arguments, MiddlewareFn, WrittenName};
 
@@ -300,7 +297,7 @@ pub(crate) fn signature<'a>(
     pipelines: Option<&[Pipeline]>,
     problems: &mut Problems,
 ) -> Option<Signature<'a>> {
-    let sig = &function.item.sig;
+    let sig = &function.sig;
     let scope = pipelines
         .and_then(|list| list.first())
         .map(|first| first.scope());
@@ -564,72 +561,70 @@ fn output<'a>(sig: &'a syn::Signature, problems: &mut Problems) -> Option<&'a sy
     Some(ty)
 }
 
-/// Checks how the body uses `next`: it must be used (or the parameter named `_next`), and a
-/// `next.run(..)` future must not be thrown away unawaited.
-///
-/// A future is judged thrown away when the call is a statement of its own (`next.run(ctx);`),
-/// is bound to `_`, or is bound to a name that is never used again except by `drop`. A future
-/// passed on (`timeout(limit, next.run(ctx)).await`) is the user's to await, and is trusted.
+/// Checks how the body uses `next`; the rule is in [`super::next_use`]. A body that does not
+/// parse is left to rustc, which reports the syntax error on its own.
 pub(crate) fn body(
     function: &MiddlewareFn,
     pipelines: Option<&[Pipeline]>,
     problems: &mut Problems,
 ) {
+    let Some(block) = &function.block else {
+        return;
+    };
     let Some((next, pattern)) = next_binding(function) else {
         return;
     };
-    let mut usage = NextUsage {
-        next: &next,
-        mentions: HashMap::new(),
-        dropped: HashMap::new(),
-        discarded: Vec::new(),
-        bound: Vec::new(),
-    };
-    usage.visit_block(&function.item.block);
-
+    let found = super::next_use::analyse(&next, block);
     let pipeline_text = match pipelines {
         Some([single]) => format!("the `{}` pipeline", single.name()),
         _ => "its pipeline".to_owned(),
     };
-    let next_mentions = usage.mentions.get(&next.to_string()).copied().unwrap_or(0);
-    if next_mentions == 0 && !next.to_string().starts_with('_') {
+    if !found.thrown_away.is_empty() {
+        // One report per mistake: a thrown-away future also leaves its path unsettled.
+        for call in found.thrown_away {
+            problems.spanning(
+                call,
+                format!(
+                    "`{next}.run(..)` returns a future that does nothing until it is awaited, so \
+                     the rest of {pipeline_text} never runs; add `.await`: \
+                     `{next}.run(ctx).await`"
+                ),
+            );
+        }
+        return;
+    }
+    if next.to_string().starts_with('_') {
+        return;
+    }
+    if !found.ever_run {
         problems.spanning(
             pattern,
             format!(
-                "`{next}` is never used, so this middleware short-circuits {pipeline_text} on \
-                 every run (reported as E_PIPELINE_SHORT_CIRCUITED); call `{next}.run(ctx).await`, \
-                 or, to refuse on purpose, call `ctx.abort(reason)` and name the parameter `_next`"
+                "`{next}` is never run, so this middleware short-circuits {pipeline_text} on \
+                 every run (reported as E_PIPELINE_SHORT_CIRCUITED); call \
+                 `{next}.run(ctx).await`, or, to refuse on purpose, call `ctx.abort(reason)` and \
+                 name the parameter `_{next}`"
             ),
         );
+        return;
     }
-    let never_used_again = usage.bound.iter().filter_map(|(binding, call)| {
-        let name = binding.to_string();
-        // The `let` pattern itself is one mention.
-        let mentions = usage.mentions.get(&name).copied().unwrap_or(0);
-        let dropped = usage.dropped.get(&name).copied().unwrap_or(0);
-        (mentions <= 1 + dropped).then_some(*call)
-    });
-    let thrown_away: Vec<&syn::ExprMethodCall> = usage
-        .discarded
-        .iter()
-        .copied()
-        .chain(never_used_again)
-        .collect();
-    for call in thrown_away {
-        problems.spanning(
-            call,
-            format!(
-                "`{next}.run(..)` returns a future that does nothing until it is awaited, so the \
-                 rest of {pipeline_text} never runs; add `.await`: `{next}.run(ctx).await`"
-            ),
+    for witness in found.unsettled {
+        let message = format!(
+            "on this path `{next}` is not run, the turn is not aborted and no error is returned, \
+             so the middleware short-circuits {pipeline_text} here (E_PIPELINE_SHORT_CIRCUITED); \
+             run `{next}.run(ctx).await` on this path too, call `ctx.abort(reason)` to refuse on \
+             purpose, or return an `Err`"
         );
+        match witness {
+            Some(tokens) => problems.spanning(tokens, message),
+            None => problems.spanning(pattern, message),
+        }
     }
 }
 
 /// The identifier bound to the `next` parameter, and its pattern for spans.
 fn next_binding(function: &MiddlewareFn) -> Option<(syn::Ident, &syn::Pat)> {
     let typed: Vec<&syn::PatType> = function
-        .item
         .sig
         .inputs
         .iter()
@@ -646,113 +641,5 @@ fn next_binding(function: &MiddlewareFn) -> Option<(syn::Ident, &syn::Pat)> {
         syn::Pat::Ident(binding) => Some((binding.ident.clone(), &parameter.pat)),
         // `_` opts out like `_next`: there is nothing to call `run` on.
         _ => None,
-    }
-}
-
-/// What the body does with `next` and the futures its `run` returns.
-struct NextUsage<'n, 'ast> {
-    next: &'n syn::Ident,
-    /// How often each identifier appears in the body, macro bodies included.
-    mentions: HashMap<String, usize>,
-    /// How often each identifier appears as the whole argument of `drop(..)`.
-    dropped: HashMap<String, usize>,
-    /// `next.run(ctx);` and `let _ = next.run(ctx);`.
-    discarded: Vec<&'ast syn::ExprMethodCall>,
-    /// `let future = next.run(ctx);`, judged once every mention of `future` is counted.
-    bound: Vec<(syn::Ident, &'ast syn::ExprMethodCall)>,
-}
-
-impl NextUsage<'_, '_> {
-    fn run_call<'e>(&self, expr: &'e syn::Expr) -> Option<&'e syn::ExprMethodCall> {
-        match expr {
-            syn::Expr::Paren(inner) => self.run_call(&inner.expr),
-            syn::Expr::Group(inner) => self.run_call(&inner.expr),
-            syn::Expr::MethodCall(call)
-                if call.method == "run"
-                    && matches!(&*call.receiver, syn::Expr::Path(path)
-                        if path.qself.is_none() && path.path.is_ident(self.next)) =>
-            {
-                Some(call)
-            }
-            _ => None,
-        }
-    }
-
-    fn mention(&mut self, ident: &proc_macro2::Ident) {
-        *self.mentions.entry(ident.to_string()).or_default() += 1;
-    }
-
-    fn mention_in_tokens(&mut self, tokens: proc_macro2::TokenStream) {
-        for token in tokens {
-            match token {
-                proc_macro2::TokenTree::Ident(ident) => self.mention(&ident),
-                proc_macro2::TokenTree::Group(group) => self.mention_in_tokens(group.stream()),
-                _ => {}
-            }
-        }
-    }
-}
-
-fn is_drop(function: &syn::Expr) -> bool {
-    let syn::Expr::Path(path) = function else {
-        return false;
-    };
-    let segments: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
-    matches!(
-        segments.iter().map(String::as_str).collect::<Vec<_>>()[..],
-        ["drop"] | ["mem", "drop"] | ["std" | "core", "mem", "drop"]
-    )
-}
-
-impl<'ast> Visit<'ast> for NextUsage<'_, 'ast> {
-    fn visit_ident(&mut self, ident: &'ast syn::Ident) {
-        self.mention(ident);
-    }
-
-    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        // Macro bodies are opaque tokens; a mention inside one still counts as a use.
-        self.mention_in_tokens(mac.tokens.clone());
-        syn::visit::visit_macro(self, mac);
-    }
-
-    fn visit_stmt(&mut self, node: &'ast syn::Stmt) {
-        if let syn::Stmt::Expr(expr, Some(_)) = node
-            && let Some(call) = self.run_call(expr)
-        {
-            self.discarded.push(call);
-        }
-        syn::visit::visit_stmt(self, node);
-    }
-
-    fn visit_local(&mut self, node: &'ast syn::Local) {
-        let pattern = match &node.pat {
-            syn::Pat::Type(typed) => &*typed.pat,
-            other => other,
-        };
-        if let Some(init) = &node.init
-            && let Some(call) = self.run_call(&init.expr)
-        {
-            match pattern {
-                syn::Pat::Wild(_) => self.discarded.push(call),
-                syn::Pat::Ident(binding) => self.bound.push((binding.ident.clone(), call)),
-                _ => {}
-            }
-        }
-        syn::visit::visit_local(self, node);
-    }
-
-    fn visit_expr_call(&mut self, node: &'ast syn::ExprCall) {
-        if is_drop(&node.func)
-            && let [syn::Expr::Path(argument)] = node.args.iter().collect::<Vec<_>>()[..]
-            && let Some(ident) = argument.path.get_ident()
-        {
-            *self.dropped.entry(ident.to_string()).or_default() += 1;
-        }
-        syn::visit::visit_expr_call(self, node);
     }
 }

@@ -28,7 +28,12 @@ const PARTIAL_PREFIX: &str = ".adk-partial-";
 ///   leaves the old record intact.
 /// - Stream input is written chunk by chunk; the payload is never held whole in memory.
 /// - Ids that could leave the folder (empty, `.`, `..`, path separators, absolute paths, NUL)
-///   are refused with [`ByteStoreError::InvalidId`] naming the id.
+///   are refused with [`ByteStoreError::InvalidId`] naming the id, and so are ids some file
+///   system would refuse as a file name: longer than [`MAX_ID_BYTES`] bytes, containing a
+///   control character or one of `< > : " | ? *`, ending in a dot or a space, or a reserved
+///   device name (`CON`, `NUL`, `COM1`, …). The rules are the same on every platform, so a
+///   store folder can be copied between systems. Ids are checked before any byte is read from
+///   the input, so a refused write costs nothing and leaves nothing behind.
 /// - Readers read the file currently stored under their id, chunk by chunk: a later rewrite is
 ///   visible to them, and after a delete their reads fail with [`ByteStoreError::Missing`].
 ///
@@ -202,7 +207,18 @@ impl ByteStore for FileSpoolStore {
     }
 }
 
-/// Refuses every id that is not one plain file name inside the folder.
+/// The longest id a [`FileSpoolStore`] accepts, in UTF-8 bytes: the file-name limit of
+/// ext4, APFS, NTFS and most other file systems.
+pub const MAX_ID_BYTES: usize = 255;
+
+// Names Windows reserves for devices, with or without an extension.
+const RESERVED_NAMES: [&str; 22] = [
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+];
+
+/// Refuses every id that is not one plain file name inside the folder, valid on every common
+/// file system.
 fn validate_id(id: &str) -> Result<(), ByteStoreError> {
     let refuse = |reason| {
         Err(ByteStoreError::InvalidId {
@@ -224,6 +240,25 @@ fn validate_id(id: &str) -> Result<(), ByteStoreError> {
     }
     if id.starts_with(PARTIAL_PREFIX) {
         return refuse("names starting with `.adk-partial-` are reserved for files being written");
+    }
+    if id.len() > MAX_ID_BYTES {
+        return refuse("it is longer than 255 bytes, the longest file name file systems accept");
+    }
+    if id.chars().any(char::is_control) {
+        return refuse("it contains a control character, which some file systems refuse");
+    }
+    if id.contains(['<', '>', ':', '"', '|', '?', '*']) {
+        return refuse("it contains one of < > : \" | ? *, which some file systems refuse");
+    }
+    if id.ends_with('.') || id.ends_with(' ') {
+        return refuse("it ends in a dot or a space, which some file systems drop or refuse");
+    }
+    let stem = id.split('.').next().unwrap_or(id);
+    if RESERVED_NAMES
+        .iter()
+        .any(|reserved| stem.eq_ignore_ascii_case(reserved))
+    {
+        return refuse("it is a device name some file systems reserve (CON, NUL, COM1, …)");
     }
     let mut components = Path::new(id).components();
     match (components.next(), components.next()) {
@@ -366,8 +401,39 @@ mod tests {
     }
 
     #[test]
+    fn names_some_file_system_refuses_are_refused() {
+        let too_long = "é".repeat(128);
+        for id in [
+            too_long.as_str(),
+            "tab\there",
+            "a:b",
+            "what?",
+            "star*",
+            "pipe|",
+            "quote\"",
+            "<angle>",
+            "trailing.",
+            "trailing ",
+            "CON",
+            "nul.txt",
+            "com1",
+        ] {
+            assert!(validate_id(id).is_err(), "{id:?} should be refused");
+        }
+        assert!(validate_id(&"a".repeat(MAX_ID_BYTES)).is_ok());
+    }
+
+    #[test]
     fn plain_names_including_dotted_ones_are_accepted() {
-        for id in ["report", "report.txt", ".hidden", "a..b", "ünïcode"] {
+        for id in [
+            "report",
+            "report.txt",
+            ".hidden",
+            "a..b",
+            "ünïcode",
+            "console",
+            "com10",
+        ] {
             assert!(validate_id(id).is_ok(), "{id:?} should be accepted");
         }
     }

@@ -1,6 +1,6 @@
 //! [`InMemorySpoolStore`]: byte records held in process memory.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -35,36 +35,153 @@ const STORE_NAME: &str = "in-memory";
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct InMemorySpoolStore {
-    records: Arc<Mutex<HashMap<String, Bytes>>>,
+    records: Arc<Mutex<Records>>,
+}
+
+// The records, plus what a bounded store needs to forget the oldest first.
+#[derive(Debug, Default)]
+struct Records {
+    by_id: HashMap<String, (u64, Bytes)>,
+    // Write order: the sequence number of each id's current bytes.
+    oldest_first: BTreeMap<u64, String>,
+    next_sequence: u64,
+    total_bytes: usize,
+    byte_budget: Option<usize>,
+}
+
+impl Records {
+    fn remove(&mut self, id: &str) -> bool {
+        match self.by_id.remove(id) {
+            Some((sequence, bytes)) => {
+                self.oldest_first.remove(&sequence);
+                self.total_bytes -= bytes.len();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn insert(&mut self, id: &str, bytes: Bytes) {
+        self.remove(id);
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        self.total_bytes += bytes.len();
+        self.by_id.insert(id.to_owned(), (sequence, bytes));
+        self.oldest_first.insert(sequence, id.to_owned());
+        let Some(budget) = self.byte_budget else {
+            return;
+        };
+        while self.total_bytes > budget {
+            let Some((_, oldest)) = self.oldest_first.pop_first() else {
+                break;
+            };
+            if let Some((_, bytes)) = self.by_id.remove(&oldest) {
+                self.total_bytes -= bytes.len();
+            }
+        }
+    }
 }
 
 impl InMemorySpoolStore {
-    /// An empty store.
+    /// An empty store with no limit: it keeps everything written until it is deleted or the
+    /// last clone is dropped.
+    ///
+    /// ```
+    /// assert!(adk::bytes::InMemorySpoolStore::new().is_empty());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The number of stored records.
+    /// An empty store that keeps at most `max_bytes` bytes: a write that takes it over the
+    /// budget first forgets the records written longest ago (a record larger than the whole
+    /// budget is not kept at all). Readers already handed out are snapshots and keep working;
+    /// only later [`read`](ByteStore::read)s of a forgotten id return `None`.
+    ///
+    /// ```
+    /// use adk::bytes::{ByteStore, InMemorySpoolStore};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let store = InMemorySpoolStore::bounded(8);
+    /// let first = store.write("first", "12345".into()).await?;
+    /// store.write("second", "6789".into()).await?;
+    /// assert!(store.read("first").await?.is_none());
+    /// assert_eq!(&first.read_all().await?[..], b"12345");
+    /// assert_eq!(store.total_bytes(), 4);
+    /// # Ok::<(), adk::bytes::ByteStoreError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn bounded(max_bytes: usize) -> Self {
+        Self {
+            records: Arc::new(Mutex::new(Records {
+                byte_budget: Some(max_bytes),
+                ..Records::default()
+            })),
+        }
+    }
+
+    /// The most bytes this store keeps, or `None` when it is unbounded.
+    ///
+    /// ```
+    /// use adk::bytes::InMemorySpoolStore;
+    /// assert_eq!(InMemorySpoolStore::bounded(1024).byte_budget(), Some(1024));
+    /// assert_eq!(InMemorySpoolStore::new().byte_budget(), None);
+    /// ```
+    pub fn byte_budget(&self) -> Option<usize> {
+        self.records().byte_budget
+    }
+
+    /// How many bytes the kept records hold together.
+    ///
+    /// ```
+    /// assert_eq!(adk::bytes::InMemorySpoolStore::new().total_bytes(), 0);
+    /// ```
+    pub fn total_bytes(&self) -> usize {
+        self.records().total_bytes
+    }
+
+    /// How many records are stored.
+    ///
+    /// ```
+    /// assert_eq!(adk::bytes::InMemorySpoolStore::new().len(), 0);
+    /// ```
     pub fn len(&self) -> usize {
-        self.records().len()
+        self.records().by_id.len()
     }
 
-    /// Whether nothing is stored.
+    /// Whether the store holds no record.
+    ///
+    /// ```
+    /// assert!(adk::bytes::InMemorySpoolStore::new().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
-        self.records().is_empty()
+        self.records().by_id.is_empty()
     }
 
-    /// Removes every record (readers already handed out keep their snapshot).
+    /// Removes every record. Readers already handed out keep their bytes.
+    ///
+    /// ```
+    /// let store = adk::bytes::InMemorySpoolStore::new();
+    /// store.clear();
+    /// assert!(store.is_empty());
+    /// ```
     pub fn clear(&self) {
-        self.records().clear();
+        let mut records = self.records();
+        records.by_id.clear();
+        records.oldest_first.clear();
+        records.total_bytes = 0;
     }
 
     /// The ids currently stored, in no particular order.
+    ///
+    /// ```
+    /// assert!(adk::bytes::InMemorySpoolStore::new().ids().is_empty());
+    /// ```
     pub fn ids(&self) -> Vec<String> {
-        self.records().keys().cloned().collect()
+        self.records().by_id.keys().cloned().collect()
     }
 
-    fn records(&self) -> MutexGuard<'_, HashMap<String, Bytes>> {
+    fn records(&self) -> MutexGuard<'_, Records> {
         // The map is only touched by short, non-panicking sections; a poisoned lock still
         // holds consistent data, so recover it rather than fail every later call.
         self.records.lock().unwrap_or_else(PoisonError::into_inner)
@@ -90,17 +207,17 @@ impl ByteStore for InMemorySpoolStore {
                 id: id.to_owned(),
                 source,
             })?;
-        self.records().insert(id.to_owned(), bytes.clone());
+        self.records().insert(id, bytes.clone());
         Ok(Self::reader(id, bytes))
     }
 
     async fn read(&self, id: &str) -> Result<Option<SpoolReader>, ByteStoreError> {
-        let bytes = self.records().get(id).cloned();
+        let bytes = self.records().by_id.get(id).map(|(_, bytes)| bytes.clone());
         Ok(bytes.map(|bytes| Self::reader(id, bytes)))
     }
 
     async fn delete(&self, id: &str) -> Result<bool, ByteStoreError> {
-        Ok(self.records().remove(id).is_some())
+        Ok(self.records().remove(id))
     }
 }
 

@@ -32,7 +32,7 @@ mod store;
 
 pub use conduit::{ByteStream, ConduitBytes};
 pub use error::ByteStoreError;
-pub use file::FileSpoolStore;
+pub use file::{FileSpoolStore, MAX_ID_BYTES};
 pub use in_memory::InMemorySpoolStore;
 pub use media_reader::{MediaReader, MediaSource};
 pub use spool_reader::{ReaderDescriptor, SpoolReader, SpoolSource};

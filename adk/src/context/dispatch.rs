@@ -85,6 +85,9 @@ pub struct DispatchContext {
     ack_handlers: Arc<Mutex<AckHandlers>>,
     pub(crate) queue: Vec<Delta>,
     pub(crate) pipeline_failure: Option<TurnError>,
+    // Failures after the first in one pipeline walk (from the post-steps of upstream
+    // middleware): reported as events after the one that ended the dispatch.
+    pub(crate) later_failures: Vec<TurnError>,
     pub(crate) abort: AbortState,
     pub(crate) streams: crate::dispatch::Streams,
     pub(crate) shared: Arc<TurnShared>,
@@ -126,6 +129,7 @@ impl DispatchContext {
             ack_handlers: Arc::default(),
             queue: Vec::new(),
             pipeline_failure: None,
+            later_failures: Vec::new(),
             abort: AbortState::for_dispatch(&turn.shared.abort),
             streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
@@ -342,11 +346,11 @@ impl PipelineContext for DispatchContext {
 
     fn report_failure(&mut self, failure: MiddlewareFailure) {
         let error = failure.into_turn_error(ErrorCode::DispatchPipelineError);
-        // The first failure ends the dispatch as nack; later ones (from post-steps of the same
-        // walk) are only logged, so the turn reports one error for one dispatch.
+        // The first failure ends the dispatch as nack and is the turn's error; later ones (from
+        // post-steps of the same walk) are reported too, each as its own error event after it.
         match &self.pipeline_failure {
             None => self.pipeline_failure = Some(error),
-            Some(_) => tracing::warn!(dispatch_id = %self.id, "{error}"),
+            Some(_) => self.later_failures.push(error),
         }
     }
 

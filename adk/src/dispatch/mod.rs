@@ -40,8 +40,14 @@ pub struct DispatchReport {
     pub status: DispatchStatus,
     /// The error that ended a nacked dispatch.
     pub error: Option<TurnError>,
-    /// How many iterations completed.
+    /// How many iterations ran: each one that began (emitted
+    /// [`IterationStart`](crate::events::Event::IterationStart)), including the one that acked,
+    /// nacked, failed or was aborted. A dispatch whose executor acks at once reports 1.
     pub iterations: u32,
+    /// Failures after the first in the pipeline walk that ended the dispatch (post-steps of
+    /// upstream middleware that failed too), in the order they happened. Each is reported as
+    /// its own error event after [`error`](Self::error); `error` stays the turn's outcome.
+    pub later_errors: Vec<TurnError>,
 }
 
 pub(crate) struct DispatchPlan<'a> {
@@ -67,6 +73,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     });
 
     let mut completed_iterations = 0;
+    // Counted as the events count them: every iteration that began, the ending one included.
+    let mut started_iterations = 0;
     let mut dispatch_error: Option<TurnError> = None;
     while !ctx.is_aborted() && !ctx.is_signalled() {
         if completed_iterations >= plan.max_iterations {
@@ -87,6 +95,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             iteration: completed_iterations,
             started_at: iteration_started_at,
         });
+        started_iterations += 1;
 
         let input = plan.input.run(&mut ctx).await.outcome;
         if let Some(error) = pipeline_error(&mut ctx, input, "dispatch_input") {
@@ -168,7 +177,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         dispatch_id,
         status,
         error: error.clone(),
-        iterations: completed_iterations,
+        iterations: started_iterations,
         started_at,
         ended_at,
         duration: ended.duration_since(started),
@@ -176,7 +185,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     DispatchReport {
         status,
         error,
-        iterations: completed_iterations,
+        iterations: started_iterations,
+        later_errors: std::mem::take(&mut ctx.later_failures),
     }
 }
 

@@ -63,7 +63,11 @@ pub enum Event {
         status: DispatchStatus,
         /// The error that ended it, for a nack.
         error: Option<TurnError>,
-        /// How many iterations completed (reached their end of iteration).
+        /// How many iterations ran: every iteration that emitted
+        /// [`IterationStart`](Event::IterationStart), including the one that ended the
+        /// dispatch (acked, nacked, failed or aborted) — the count of `IterationStart` events,
+        /// not of `IterationEnd`s. A dispatch whose executor acks on its first call reports 1;
+        /// one that hit the iteration bound before starting another reports the bound.
         iterations: u32,
         /// When it began.
         started_at: SystemTime,

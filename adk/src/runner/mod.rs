@@ -163,6 +163,9 @@ impl TurnRunner {
             if let Some(error) = report.error {
                 shared.report_error(error);
             }
+            for error in report.later_errors {
+                shared.report_error(error);
+            }
             if report.status == DispatchStatus::Nack || ctx.is_aborted() {
                 return Some(report.status);
             }

@@ -15,7 +15,7 @@ use crate::bytes::{
 use crate::storage::{StorageContext, StorageError};
 
 use super::error::backend;
-use super::owner::Owner;
+use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
 use super::worker::Workers;
 
 /// The name readers give in their [`ReaderDescriptor`], so a stored handle can be re-attached.
@@ -227,9 +227,11 @@ fn insert_blob(
 ) -> Result<i64, StorageError> {
     transaction
         .execute(
-            "INSERT INTO blobs (conduit, conversation_id, id, byte_length, chunk_count, staged_at)
-             VALUES (?1, ?2, ?3, 0, 0, unixepoch())",
-            params![conduit.column_value(), owner.conversation_id, id],
+            &format!(
+                "INSERT INTO blobs ({COLUMNS}, conduit, id, byte_length, chunk_count, staged_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, unixepoch())"
+            ),
+            owner_params!(owner, conduit.column_value(), id),
         )
         .map_err(backend(format!("writing bytes `{id}`")))?;
     Ok(transaction.last_insert_rowid())
@@ -274,9 +276,11 @@ fn publish(
     })?;
     transaction
         .execute(
-            "DELETE FROM blobs
-             WHERE conduit = ?1 AND conversation_id = ?2 AND id = ?3 AND staged_at IS NULL",
-            params![conduit.column_value(), owner.conversation_id, id],
+            &format!(
+                "DELETE FROM blobs
+                 WHERE {MATCHES} AND conduit = ?5 AND id = ?6 AND staged_at IS NULL"
+            ),
+            owner_params!(owner, conduit.column_value(), id),
         )
         .map_err(backend(operation()))?;
     let published = transaction
@@ -321,17 +325,18 @@ impl BlobSource {
     // The key, byte length and chunk count of the bytes stored under the id now.
     async fn current(&self) -> Result<Option<(i64, u64, i64)>, StorageError> {
         let conduit = self.conduit.column_value();
-        let conversation_id = self.owner.conversation_id.clone();
+        let owner = self.owner.clone();
         let id = self.id.clone();
         self.workers
             .reader()
             .run(move |connection| {
                 connection
                     .query_row(
-                        "SELECT key, byte_length, chunk_count FROM blobs
-                         WHERE conduit = ?1 AND conversation_id = ?2 AND id = ?3
-                           AND staged_at IS NULL",
-                        params![conduit, conversation_id, id],
+                        &format!(
+                            "SELECT key, byte_length, chunk_count FROM blobs
+                             WHERE {MATCHES} AND conduit = ?5 AND id = ?6 AND staged_at IS NULL"
+                        ),
+                        owner_params!(owner, conduit, id),
                         |row| {
                             let byte_length: i64 = row.get(1)?;
                             // Lengths are written from a u64 that fit in an i64, so never negative.

@@ -4,7 +4,8 @@
 //! # What is stored where
 //!
 //! - Six tables, `memories`, `messages`, `thoughts`, `tool_calls`, `retrievables` and
-//!   `standing_instructions`, one row per record, keyed by `(conversation_id, id)`. The record
+//!   `standing_instructions`, one row per record, keyed by its owner — app, user, conversation
+//!   (session) and thread, as the [`StorageContext`] names them — and its id. The record
 //!   is kept whole as its serde JSON (`record`) and read back through the primitive's own
 //!   deserializer, so a row edited into something invalid is reported, not passed on. Each row
 //!   has an insertion `sequence`: fetches return records in the order they were stored, and a
@@ -12,10 +13,10 @@
 //!   have no id; their text is the key, and storing an equal instruction again adds no copy.
 //!   `turn_id` records which turn last wrote the row.
 //! - `blobs` and `blob_chunks` hold the bytes of the two conduits: one `blobs` row per
-//!   (conduit, conversation, id) and the bytes as rows of at most
-//!   [`CHUNK_SIZE`](crate::bytes::CHUNK_SIZE) bytes. Bytes belong to their conversation like
-//!   every record: two conversations may write under the same id and each reads back its own,
-//!   and no lookup crosses into another conversation. A streamed write inserts each chunk as it
+//!   (owner, conduit, id) and the bytes as rows of at most
+//!   [`CHUNK_SIZE`](crate::bytes::CHUNK_SIZE) bytes. Bytes belong to their owner like every
+//!   record: two conversations (or apps, users, threads) may write under the same id and each
+//!   reads back its own, and no lookup crosses into another. A streamed write inserts each chunk as it
 //!   arrives and never gathers the payload; the returned [`SpoolReader`] / [`MediaReader`]
 //!   streams the chunks back from the database one at a time. A stored handle
 //!   ([`ReaderDescriptor`](crate::bytes::ReaderDescriptor) with store `"sqlite"`) finds its
@@ -27,9 +28,10 @@
 //!   from its builder.
 //!
 //! The schema is versioned with `PRAGMA user_version` (now 2); [`SqliteStorage::open`] creates
-//! it in a new file, upgrades a version 1 file in place (one transaction: each stored blob keeps
-//! the conversation that wrote it, and only the uniqueness rule changes from (conduit, id) to
-//! (conduit, conversation, id)), and refuses a file written by a newer schema
+//! it in a new file, upgrades a version 1 file in place (one transaction: what version 1 wrote
+//! predates apps, users and threads, so it joins the default app, user and thread, each record
+//! and blob keeping the conversation that wrote it; keys, order and bytes are kept), and
+//! refuses a file written by a newer schema
 //! ([`SqliteError::SchemaTooNew`]) without changing it.
 //!
 //! # Threading

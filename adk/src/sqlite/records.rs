@@ -1,7 +1,7 @@
 //! The six primitives as rows: one table each, the record kept as its serde JSON, read back
 //! through the primitive's own deserializer.
 
-use rusqlite::{ErrorCode, params};
+use rusqlite::ErrorCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -9,6 +9,7 @@ use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thoug
 use crate::storage::{Primitive, StorageContext, StorageError};
 
 use super::error::{SqliteError, backend};
+use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
 use super::worker::Workers;
 
 /// A primitive stored in its own table, identified within a conversation by its key.
@@ -66,19 +67,20 @@ pub(super) async fn fetch<Record: Stored>(
     workers: &Workers,
     ctx: &StorageContext,
 ) -> Result<Vec<Record>, StorageError> {
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     workers
         .reader()
         .run(move |connection| {
+            let conversation_id = &owner.conversation_id;
             let operation = || format!("fetching the {} of `{conversation_id}`", Record::KIND);
             let mut statement = connection
                 .prepare_cached(&format!(
-                    "SELECT id, record FROM {} WHERE conversation_id = ?1 ORDER BY sequence",
+                    "SELECT id, record FROM {} WHERE {MATCHES} ORDER BY sequence",
                     Record::TABLE
                 ))
                 .map_err(backend(operation()))?;
             let rows = statement
-                .query_map(params![conversation_id], |row| {
+                .query_map(owner_params!(owner), |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
                 })
                 .map_err(backend(operation()))?;
@@ -107,7 +109,7 @@ pub(super) async fn store<Record: Stored>(
 ) -> Result<(), StorageError> {
     let key = record.key();
     let json = serialize(&record, &key)?;
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     let turn_id = ctx.turn_id().as_str().to_owned();
     workers
         .writer
@@ -115,16 +117,17 @@ pub(super) async fn store<Record: Stored>(
             let operation = || format!("storing {} `{key}`", Record::KIND.singular());
             let transaction = connection.transaction().map_err(backend(operation()))?;
             let on_conflict = if Record::STORE_IS_IDEMPOTENT {
-                " ON CONFLICT (conversation_id, id) DO NOTHING"
+                " ON CONFLICT DO NOTHING"
             } else {
                 ""
             };
             let inserted = transaction.execute(
                 &format!(
-                    "INSERT INTO {} (conversation_id, id, turn_id, record) VALUES (?1, ?2, ?3, ?4){on_conflict}",
+                    "INSERT INTO {} ({COLUMNS}, id, turn_id, record)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7){on_conflict}",
                     Record::TABLE
                 ),
-                params![conversation_id, key, turn_id, json],
+                owner_params!(owner, key, turn_id, json),
             );
             match inserted {
                 Ok(_) => transaction.commit().map_err(backend(operation())),
@@ -147,7 +150,7 @@ pub(super) async fn mutate<Record: Stored>(
 ) -> Result<(), StorageError> {
     let key = record.key();
     let json = serialize(&record, &key)?;
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     let turn_id = ctx.turn_id().as_str().to_owned();
     workers
         .writer
@@ -158,10 +161,10 @@ pub(super) async fn mutate<Record: Stored>(
             let changed = transaction
                 .execute(
                     &format!(
-                        "UPDATE {} SET record = ?1, turn_id = ?2 WHERE conversation_id = ?3 AND id = ?4",
+                        "UPDATE {} SET record = ?5, turn_id = ?6 WHERE {MATCHES} AND id = ?7",
                         Record::TABLE
                     ),
-                    params![json, turn_id, conversation_id, key],
+                    owner_params!(owner, json, turn_id, key),
                 )
                 .map_err(backend(operation()))?;
             if changed == 0 {
@@ -180,7 +183,7 @@ pub(super) async fn delete<Record: Stored>(
     ctx: &StorageContext,
     key: String,
 ) -> Result<(), StorageError> {
-    let conversation_id = ctx.conversation_id().as_str().to_owned();
+    let owner = Owner::of(ctx);
     workers
         .writer
         .run(move |connection| {
@@ -188,11 +191,8 @@ pub(super) async fn delete<Record: Stored>(
             let transaction = connection.transaction().map_err(backend(operation()))?;
             transaction
                 .execute(
-                    &format!(
-                        "DELETE FROM {} WHERE conversation_id = ?1 AND id = ?2",
-                        Record::TABLE
-                    ),
-                    params![conversation_id, key],
+                    &format!("DELETE FROM {} WHERE {MATCHES} AND id = ?5", Record::TABLE),
+                    owner_params!(owner, key),
                 )
                 .map_err(backend(operation()))?;
             transaction.commit().map_err(backend(operation()))

@@ -12,9 +12,11 @@ use super::error::{SqliteError, backend};
 
 /// The newest schema version this code writes and reads (`PRAGMA user_version`).
 ///
-/// - 1: the six primitive tables, and bytes keyed by (conduit, id) across all conversations.
-/// - 2: bytes keyed by (conduit, conversation, id), so two conversations never share bytes;
-///   a streamed write is staged in rows no lookup sees until it is complete.
+/// - 1: the six primitive tables keyed by (conversation, id), and bytes keyed by
+///   (conduit, id) across all conversations.
+/// - 2: every record and every byte keyed by its owner — app, user, conversation (session)
+///   and thread — so no partition reads or replaces another's; a streamed byte write is staged
+///   in rows no lookup sees until it is complete.
 pub(super) const SCHEMA_VERSION: i64 = 2;
 
 /// The six primitive tables. They share one shape; for standing instructions, which have no id,
@@ -36,6 +38,32 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 // or another process) from removing a stream that is still arriving.
 pub(super) const ABANDONED_STAGING_AGE_SECONDS: i64 = 60 * 60;
 
+// One primitive table (schema 2). `sequence` is the insertion order fetches return; an UPDATE
+// keeps it, so a mutated record keeps its place. A new row always gets a sequence above every
+// existing one.
+fn primitive_table(table: &str) -> String {
+    format!(
+        "CREATE TABLE {table} (
+            sequence INTEGER PRIMARY KEY,
+            app_name TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            record TEXT NOT NULL,
+            UNIQUE (app_name, user_id, conversation_id, thread_id, id)
+         );\n"
+    )
+}
+
+fn primitive_index(table: &str) -> String {
+    format!(
+        "CREATE INDEX {table}_in_order
+            ON {table} (app_name, user_id, conversation_id, thread_id, sequence);\n"
+    )
+}
+
 // Schema 2's byte tables. `staged_at` is set while a streamed write is arriving (the row is
 // then invisible to lookups) and cleared when the write completes; the unique index covers only
 // completed bytes, so a staged write never collides with the bytes it is about to replace.
@@ -43,22 +71,26 @@ pub(super) const ABANDONED_STAGING_AGE_SECONDS: i64 = 60 * 60;
 // through the old bytes then finds them gone instead of mixing two versions.
 const BLOBS_TABLE: &str = "CREATE TABLE blobs (
     key INTEGER PRIMARY KEY AUTOINCREMENT,
-    conduit TEXT NOT NULL,
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
     conversation_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    conduit TEXT NOT NULL,
     id TEXT NOT NULL,
     byte_length INTEGER NOT NULL,
     chunk_count INTEGER NOT NULL,
     staged_at INTEGER
- );";
+ );\n";
 const BLOB_INDEXES: &str = "CREATE UNIQUE INDEX blobs_by_owner
-    ON blobs (conduit, conversation_id, id) WHERE staged_at IS NULL;
- CREATE INDEX blobs_staged ON blobs (staged_at) WHERE staged_at IS NOT NULL;";
+    ON blobs (app_name, user_id, conversation_id, thread_id, conduit, id)
+    WHERE staged_at IS NULL;
+ CREATE INDEX blobs_staged ON blobs (staged_at) WHERE staged_at IS NOT NULL;\n";
 const BLOB_CHUNKS_TABLE: &str = "CREATE TABLE blob_chunks (
     blob_key INTEGER NOT NULL REFERENCES blobs (key) ON DELETE CASCADE,
     sequence INTEGER NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (blob_key, sequence)
- ) WITHOUT ROWID;";
+ ) WITHOUT ROWID;\n";
 
 pub(super) fn open_writer(path: &Path) -> Result<Connection, StorageError> {
     let mut connection = Connection::open(path).map_err(backend(format!("opening {path:?}")))?;
@@ -142,19 +174,8 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
     if found < 1 {
         let mut schema = String::new();
         for table in PRIMITIVE_TABLES {
-            // `sequence` is the insertion order fetches return; an UPDATE keeps it, so a mutated
-            // record keeps its place. A new row always gets a sequence above every existing one.
-            schema.push_str(&format!(
-                "CREATE TABLE {table} (
-                    sequence INTEGER PRIMARY KEY,
-                    conversation_id TEXT NOT NULL,
-                    id TEXT NOT NULL,
-                    turn_id TEXT NOT NULL,
-                    record TEXT NOT NULL,
-                    UNIQUE (conversation_id, id)
-                 );
-                 CREATE INDEX {table}_in_order ON {table} (conversation_id, sequence);\n"
-            ));
+            schema.push_str(&primitive_table(table));
+            schema.push_str(&primitive_index(table));
         }
         schema.push_str(BLOBS_TABLE);
         schema.push_str(BLOB_CHUNKS_TABLE);
@@ -163,30 +184,7 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
             .execute_batch(&schema)
             .map_err(backend("creating the schema"))?;
     } else if found < 2 {
-        // Version 1 kept one set of bytes per (conduit, id) for every conversation, with the
-        // writing conversation recorded beside it: each blob keeps its conversation, key and
-        // chunks, and only the uniqueness rule changes.
-        transaction
-            .execute_batch(&format!(
-                "{}
-                 INSERT INTO blobs_v2 (key, conduit, conversation_id, id, byte_length, chunk_count)
-                     SELECT key, conduit, conversation_id, id, byte_length, chunk_count FROM blobs;
-                 DROP TABLE blobs;
-                 ALTER TABLE blobs_v2 RENAME TO blobs;
-                 {BLOB_INDEXES}",
-                BLOBS_TABLE.replacen("blobs", "blobs_v2", 1)
-            ))
-            .map_err(backend("upgrading the byte tables to schema version 2"))?;
-        let dangling: Option<String> = transaction
-            .query_row("PRAGMA foreign_key_check", [], |row| row.get(0))
-            .optional()
-            .map_err(backend("checking the upgraded byte tables"))?;
-        if let Some(table) = dangling {
-            return Err(StorageError::backend(format!(
-                "upgrading {path:?} to schema version 2 left rows of `{table}` without their \
-                 parent; the file was not changed"
-            )));
-        }
+        upgrade_from_version_1(&transaction, path)?;
     }
     transaction
         .pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -194,6 +192,61 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
     transaction
         .commit()
         .map_err(backend("committing the schema migration"))
+}
+
+// Version 1 kept records per conversation and bytes per (conduit, id) for every conversation,
+// with the writing conversation recorded beside them. Everything it wrote was written before
+// apps, users and threads existed, so it belongs to the default app, user and thread, and each
+// blob to the conversation that wrote it. Every table is rebuilt (a uniqueness rule cannot be
+// altered in place); keys, sequences and chunks are kept, so fetch order and readers are too.
+fn upgrade_from_version_1(
+    transaction: &rusqlite::Transaction<'_>,
+    path: &Path,
+) -> Result<(), StorageError> {
+    let defaults = format!(
+        "'{}', '{}'",
+        crate::ids::AppName::DEFAULT,
+        crate::ids::UserId::DEFAULT
+    );
+    let thread = format!("'{}'", crate::ids::ThreadId::MAIN);
+    let mut upgrade = String::new();
+    for table in PRIMITIVE_TABLES {
+        upgrade.push_str(&primitive_table(&format!("{table}_v2")));
+        upgrade.push_str(&format!(
+            "INSERT INTO {table}_v2
+                 (sequence, app_name, user_id, conversation_id, thread_id, id, turn_id, record)
+                 SELECT sequence, {defaults}, conversation_id, {thread}, id, turn_id, record
+                 FROM {table};
+             DROP TABLE {table};
+             ALTER TABLE {table}_v2 RENAME TO {table};\n"
+        ));
+        upgrade.push_str(&primitive_index(table));
+    }
+    upgrade.push_str(&BLOBS_TABLE.replacen("blobs", "blobs_v2", 1));
+    upgrade.push_str(&format!(
+        "INSERT INTO blobs_v2 (key, app_name, user_id, conversation_id, thread_id, conduit, id,
+                               byte_length, chunk_count)
+             SELECT key, {defaults}, conversation_id, {thread}, conduit, id, byte_length,
+                    chunk_count
+             FROM blobs;
+         DROP TABLE blobs;
+         ALTER TABLE blobs_v2 RENAME TO blobs;\n"
+    ));
+    upgrade.push_str(BLOB_INDEXES);
+    transaction
+        .execute_batch(&upgrade)
+        .map_err(backend("upgrading the schema from version 1 to 2"))?;
+    let dangling: Option<String> = transaction
+        .query_row("PRAGMA foreign_key_check", [], |row| row.get(0))
+        .optional()
+        .map_err(backend("checking the upgraded byte tables"))?;
+    if let Some(table) = dangling {
+        return Err(StorageError::backend(format!(
+            "upgrading {path:?} to schema version 2 left rows of `{table}` without their \
+             parent; the file was not changed"
+        )));
+    }
+    Ok(())
 }
 
 fn remove_abandoned_staging(connection: &Connection) -> Result<(), StorageError> {

@@ -153,11 +153,12 @@ impl<Adapter: StorageAdapter> Conformance<Adapter> {
     pub async fn run(self) -> Result<ConformanceReport, ConformanceFailure> {
         let run_id = uuid::Uuid::now_v7().simple().to_string();
         let ctx = StorageContext::new(format!("adk-conformance-{run_id}"));
-        let other = StorageContext::new(format!("adk-conformance-{run_id}-other"));
+        let others =
+            Partition::ALL.map(|partition| (partition, partition.apart_from(&ctx, &run_id)));
         let mut run = Run {
             adapter: &self.adapter,
             ctx: &ctx,
-            other: &other,
+            others: &others,
             prefix: format!("conformance-{run_id}"),
             checks_passed: 0,
         };
@@ -184,8 +185,14 @@ impl<Adapter: StorageAdapter> Conformance<Adapter> {
         run.tools().await?;
         run.retrievable_bytes().await?;
         run.media_bytes().await?;
-        run.bytes_per_conversation(self.persisted.contains(&Primitive::Retrievables))
+        for (partition, other) in &others {
+            run.bytes_per_partition(
+                *partition,
+                other,
+                self.persisted.contains(&Primitive::Retrievables),
+            )
             .await?;
+        }
         Ok(ConformanceReport {
             fully_checked,
             accepted_only,
@@ -314,18 +321,97 @@ pub enum Step {
     MutateMissing,
     /// Deleting an id the conversation never stored.
     DeleteMissing,
-    /// Fetching from a second conversation, which must see none of the first one's records.
-    FetchFromOtherConversation,
-    /// Mutating or deleting, from a second conversation, records only the first one holds.
-    ChangeFromOtherConversation,
-    /// Storing, in a second conversation, a record under an id the first one holds.
-    StoreInOtherConversation,
-    /// Two conversations writing different bytes under one id, each reading back its own.
-    BytesPerConversation,
+    /// Fetching from another partition, which must see none of the first one's records.
+    FetchFromOther(Partition),
+    /// Mutating or deleting, from another partition, records only the first one holds.
+    ChangeFromOther(Partition),
+    /// Storing, in another partition, a record under an id the first one holds.
+    StoreInOther(Partition),
+    /// Two partitions writing different bytes under one id, each reading back its own.
+    BytesPer(Partition),
+}
+
+/// What the second context of an isolation check differs in. Records and bytes belong to the
+/// app, user, conversation (session) and thread they were written in, so a context that
+/// differs in any one of them must not see them.
+///
+/// ```
+/// use adk::storage::conformance::Partition;
+/// assert_eq!(Partition::User.to_string(), "user (same app, conversation and thread)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Partition {
+    /// Another conversation (session) id, with the same app, user and thread.
+    Conversation,
+    /// Another app name, with the same user, conversation and thread.
+    App,
+    /// Another user id, with the same app, conversation and thread.
+    User,
+    /// Another thread id, with the same app, user and conversation.
+    Thread,
+}
+
+impl Partition {
+    /// The four partitions, in the order the suite checks them.
+    pub const ALL: [Partition; 4] = [
+        Partition::Conversation,
+        Partition::App,
+        Partition::User,
+        Partition::Thread,
+    ];
+
+    // `ctx` moved to a different partition of this kind.
+    fn apart_from(self, ctx: &StorageContext, run_id: &str) -> StorageContext {
+        let other = format!("adk-conformance-{run_id}-other");
+        let conversation = match self {
+            Partition::Conversation => other.clone(),
+            _ => ctx.conversation_id().as_str().to_owned(),
+        };
+        let base = StorageContext::new(conversation)
+            .with_app_name(ctx.app_name().clone())
+            .with_user_id(ctx.user_id().clone())
+            .with_thread_id(ctx.thread_id().clone());
+        match self {
+            Partition::Conversation => base,
+            Partition::App => base.with_app_name(other),
+            Partition::User => base.with_user_id(other),
+            Partition::Thread => base.with_thread_id(other),
+        }
+    }
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            Partition::Conversation => "conversation",
+            Partition::App => "app (same user, conversation and thread)",
+            Partition::User => "user (same app, conversation and thread)",
+            Partition::Thread => "thread (same app, user and conversation)",
+        })
+    }
 }
 
 impl fmt::Display for Step {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::FetchFromOther(partition) => {
+                return write!(formatter, "fetch from another {partition}");
+            }
+            Step::ChangeFromOther(partition) => {
+                return write!(formatter, "mutate or delete from another {partition}");
+            }
+            Step::StoreInOther(partition) => {
+                return write!(formatter, "store the same id in another {partition}");
+            }
+            Step::BytesPer(partition) => {
+                return write!(
+                    formatter,
+                    "write bytes under one id here and in another {partition}"
+                );
+            }
+            _ => {}
+        }
         formatter.write_str(match self {
             Step::Store => "store",
             Step::FetchAfterStore => "fetch after store",
@@ -341,10 +427,10 @@ impl fmt::Display for Step {
             Step::DuplicateStore => "store an id already stored",
             Step::MutateMissing => "mutate an id never stored",
             Step::DeleteMissing => "delete an id never stored",
-            Step::FetchFromOtherConversation => "fetch from another conversation",
-            Step::ChangeFromOtherConversation => "mutate or delete from another conversation",
-            Step::StoreInOtherConversation => "store the same id in another conversation",
-            Step::BytesPerConversation => "write bytes under one id in two conversations",
+            Step::FetchFromOther(_)
+            | Step::ChangeFromOther(_)
+            | Step::StoreInOther(_)
+            | Step::BytesPer(_) => "",
         })
     }
 }
@@ -590,7 +676,7 @@ impl Persisted for StandingInstruction {
 struct Run<'run, Adapter> {
     adapter: &'run Adapter,
     ctx: &'run StorageContext,
-    other: &'run StorageContext,
+    others: &'run [(Partition, StorageContext); 4],
     prefix: String,
     checks_passed: usize,
 }
@@ -644,7 +730,10 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
         let stored = [first.clone(), second.clone(), third.clone()];
         self.refuses_a_duplicate(&stored).await?;
         self.refuses_missing_ids::<Record>(&stored).await?;
-        self.keeps_conversations_apart(&stored).await?;
+        for (partition, other) in self.others {
+            self.keeps_partitions_apart(*partition, other, &stored)
+                .await?;
+        }
 
         let revised: Record = self.sample(2, 1)?;
         let outcome = Record::mutate(self.adapter, self.ctx, revised.clone()).await;
@@ -719,17 +808,18 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             .await
     }
 
-    // `stored` is what the first conversation holds. The second sees none of it, cannot change
-    // it, and may store under the same id as a record of its own.
-    async fn keeps_conversations_apart<Record: Persisted>(
+    // `stored` is what the first partition holds. `other` sees none of it, cannot change it,
+    // and may store under the same id as a record of its own.
+    async fn keeps_partitions_apart<Record: Persisted>(
         &mut self,
+        partition: Partition,
+        other: &StorageContext,
         stored: &[Record],
     ) -> Result<(), ConformanceFailure> {
-        let other = self.other;
-        self.expect_fetched_in::<Record>(other, Step::FetchFromOtherConversation, &[])
+        self.expect_fetched_in::<Record>(other, Step::FetchFromOther(partition), &[])
             .await?;
 
-        let step = Step::ChangeFromOtherConversation;
+        let step = Step::ChangeFromOther(partition);
         let revised: Record = self.sample(2, 1)?;
         let outcome = Record::mutate(self.adapter, other, revised.clone()).await;
         self.expect_not_found::<Record>(step, "mutate", &revised.key(), outcome)?;
@@ -739,7 +829,7 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
         self.expect_deleted_or_not_found::<Record>(step, &key, outcome)?;
         self.expect_fetched_in(self.ctx, step, stored).await?;
 
-        let step = Step::StoreInOtherConversation;
+        let step = Step::StoreInOther(partition);
         let theirs: Record = self.sample(1, 1)?;
         let outcome = Record::store(self.adapter, other, theirs.clone()).await;
         self.call_succeeded(
@@ -981,15 +1071,17 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
     // Both conversations write different bytes under one id; each reader returns its own
     // conversation's bytes. With retrievables persisted, each conversation also stores a
     // retrievable spooled under that id, and its fetch must read back its own text.
-    async fn bytes_per_conversation(
+    async fn bytes_per_partition(
         &mut self,
+        partition: Partition,
+        other: &StorageContext,
         retrievables_persisted: bool,
     ) -> Result<(), ConformanceFailure> {
-        let step = Step::BytesPerConversation;
-        let id = self.conduit_id("shared", step);
+        let step = Step::BytesPer(partition);
+        let id = self.conduit_id(&format!("shared-{partition:?}"), Step::WriteText);
         let conversations = [
-            (self.ctx, "the first conversation's text\n".repeat(3)),
-            (self.other, "the second's\n".to_owned()),
+            (self.ctx, "the first partition's text\n".repeat(3)),
+            (other, "the other's\n".to_owned()),
         ];
         let mut spools = Vec::new();
         let mut media = Vec::new();

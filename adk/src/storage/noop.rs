@@ -17,7 +17,11 @@ use super::error::StorageError;
 /// The two byte conduits are the exception, because they must return a reader: they keep the
 /// bytes in memory, in one store per `NoopStorage` value that every clone shares and that lives
 /// as long as the value does, so bytes written under an id can be read back later by that id.
-/// Delegate to it for the primitives you choose not to persist:
+/// [`NoopStorage::new`] keeps everything; [`NoopStorage::bounded`] keeps at most a byte budget
+/// per conduit, forgetting the oldest bytes first; [`NoopStorage::shared`], behind
+/// `storage_adapter!`'s `..noop`, is bounded by [`NoopStorage::SHARED_BYTE_BUDGET`]. Readers
+/// already handed out keep working either way. Delegate to it for the primitives you choose not
+/// to persist:
 ///
 /// ```
 /// use adk::bytes::ByteStore;
@@ -50,7 +54,13 @@ struct Conduits {
 }
 
 impl NoopStorage {
-    /// A no-op adapter with its own, empty byte stores.
+    /// How many bytes each conduit of [`NoopStorage::shared`] keeps (16 MiB): enough to read
+    /// back recent media and spooled text, bounded so that a long-running server that writes
+    /// bytes through `..noop` does not grow without limit.
+    pub const SHARED_BYTE_BUDGET: usize = 16 * 1024 * 1024;
+
+    /// A no-op adapter with its own, empty byte stores, which keep everything written to them
+    /// for as long as this value (or a clone) lives.
     ///
     /// ```
     /// let storage = adk::storage::NoopStorage::new();
@@ -61,11 +71,35 @@ impl NoopStorage {
         Self::default()
     }
 
+    /// A no-op adapter whose byte stores keep at most `max_bytes` bytes each: a write that goes
+    /// over the budget first forgets the bytes written longest ago (see
+    /// [`InMemorySpoolStore::bounded`]).
+    ///
+    /// ```
+    /// use adk::storage::NoopStorage;
+    /// let storage = NoopStorage::bounded(1024);
+    /// assert_eq!(storage.media_bytes().byte_budget(), Some(1024));
+    /// ```
+    #[must_use]
+    pub fn bounded(max_bytes: usize) -> Self {
+        Self {
+            conduits: Arc::new(Conduits {
+                retrievable_bytes: InMemorySpoolStore::bounded(max_bytes),
+                media_bytes: InMemorySpoolStore::bounded(max_bytes),
+            }),
+        }
+    }
+
     /// The process-wide instance that `storage_adapter!`'s `..noop` delegates to.
     ///
-    /// Its byte stores live as long as the process: bytes written through it are kept in memory
-    /// until the process exits. An adapter that writes many or large media or retrievable bytes
-    /// should implement the two conduits over a real [`ByteStore`] instead.
+    /// It lives as long as the process, and every adapter using `..noop` writes its bytes here,
+    /// so its byte stores are bounded: each conduit keeps at most
+    /// [`SHARED_BYTE_BUDGET`](Self::SHARED_BYTE_BUDGET) bytes, forgetting the oldest first.
+    /// Readers returned by the conduits are snapshots and keep working after their bytes are
+    /// forgotten; only reading an id back through [`media_reader`](Self::media_reader) or
+    /// [`retrievable_bytes`](Self::retrievable_bytes) can then find nothing. An adapter whose
+    /// bytes must stay retrievable should implement the two conduits over a real
+    /// [`ByteStore`] instead.
     ///
     /// ```
     /// use adk::storage::NoopStorage;
@@ -77,7 +111,7 @@ impl NoopStorage {
     #[must_use]
     pub fn shared() -> &'static NoopStorage {
         static SHARED: OnceLock<NoopStorage> = OnceLock::new();
-        SHARED.get_or_init(NoopStorage::new)
+        SHARED.get_or_init(|| NoopStorage::bounded(Self::SHARED_BYTE_BUDGET))
     }
 
     /// The store behind [`store_retrievable_bytes`](StorageAdapter::store_retrievable_bytes),

@@ -4,8 +4,7 @@ use adk::pipeline::{BoxError, Next};
 
 #[adk::middleware(pipeline = turn_input)]
 const fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
-    let _ = ctx;
-    let _ = next;
+    let _ = next.run(ctx).await;
     Ok(())
 }
 

@@ -3,9 +3,8 @@ use adk::pipeline::{BoxError, Next};
 use adk::TurnContext;
 
 #[adk::middleware(pipeline = turn_input)]
-async fn load_history(ctx: &TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+async fn load_history(ctx: &TurnContext, _next: Next<'_, TurnContext>) -> Result<(), BoxError> {
     let _ = ctx;
-    drop(next);
     Ok(())
 }
 

@@ -1,0 +1,11 @@
+//! `_ = next.run(ctx);` (an assignment, not a `let`) throws the future away unawaited.
+use adk::TurnContext;
+use adk::pipeline::{BoxError, Next};
+
+#[adk::middleware(pipeline = turn_input)]
+async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+    _ = next.run(ctx);
+    Ok(())
+}
+
+fn main() {}
