@@ -75,6 +75,7 @@ pub async fn run(pause: Duration, cancel_after: Duration) -> Result<(String, usi
     let ended = match &outcome.status {
         TurnStatus::Aborted(reason) => format!("aborted: {reason}"),
         TurnStatus::Completed => "completed before the cancel".to_owned(),
+        TurnStatus::DispatchAborted(reason) => format!("the dispatch was aborted: {reason}"),
         TurnStatus::Failed(error) => format!("failed: {}", error.message()),
     };
     let kept = outcome.context.messages.len();

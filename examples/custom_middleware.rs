@@ -1,8 +1,8 @@
 //! Middleware that passes state sideways through the stash, with typed keys.
 //!
-//! A `turn_input` middleware stores the user's message; a `dispatch_input` middleware counts
-//! model iterations against a budget the caller seeds into the stash, and refuses the dispatch
-//! (a nack) once it is spent; a `dispatch_output` middleware reports what each iteration left.
+//! The caller hands the question to the turn (`RawTurnContext::user_message`); a
+//! `dispatch_input` middleware counts model iterations against a budget the caller seeds into
+//! the stash, and refuses the dispatch (a nack) once it is spent; a `dispatch_output` middleware reports what each iteration left.
 //! The same question runs twice: with a budget of 2 the model calls its tool and answers; with a
 //! budget of 1 the dispatch is refused before the answer.
 //!
@@ -11,7 +11,7 @@
 //! ```
 
 use adk::TurnRunner;
-use adk::context::{DispatchContext, RawTurnContext, TurnContext};
+use adk::context::{DispatchContext, RawTurnContext};
 use adk::dispatch::ScriptedModel;
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Message, Tool};
@@ -19,28 +19,10 @@ use adk::runner::TurnStatus;
 use adk::storage::NoopStorage;
 
 adk::stash_keys! {
-    /// The user's message for this turn, seeded by the caller.
-    pub QUESTION: "example.question" => String,
     /// How many model iterations the dispatch may spend, seeded by the caller.
     pub BUDGET_LIMIT: "example.budget.limit" => u32,
     /// How many it has spent so far, kept by `count_iterations`.
     pub BUDGET_USED: "example.budget.used" => u32,
-}
-
-/// Stores the caller's question as the turn's user message.
-#[adk::middleware(pipeline = turn_input)]
-pub async fn store_question(
-    ctx: &mut TurnContext,
-    next: Next<'_, TurnContext>,
-) -> Result<(), BoxError> {
-    let question = ctx
-        .stash
-        .get(QUESTION)?
-        .ok_or("no question under `example.question`")?;
-    ctx.store_message(Message::user("question-1", question)?)
-        .await?;
-    let _ = next.run(ctx).await;
-    Ok(())
 }
 
 /// Spends one unit of budget per model iteration; refuses the dispatch once it is spent.
@@ -89,7 +71,6 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
         .storage(NoopStorage::new())
         .executor(ScriptedModel::new())
         .tool(calculator()?)
-        .turn_input(store_question)
         .dispatch_input(count_iterations)
         .dispatch_output(report_spending)
         .build();
@@ -97,16 +78,14 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
     let mut results = Vec::new();
     for limit in [2, 1] {
         println!("budget {limit}:");
-        let raw = RawTurnContext::new("budget-example", "You are terse.").stash(
-            serde_json::json!({ "example": { "question": "What is 2 + 2?", "budget": { "limit": limit } } }),
-        );
+        let raw = RawTurnContext::new("budget-example", "You are terse.")
+            .user_message("What is 2 + 2?")
+            .stash(serde_json::json!({ "example": { "budget": { "limit": limit } } }));
         let outcome = runner.run(raw).await?;
         let line = match &outcome.status {
             TurnStatus::Completed => {
                 let answer = outcome
-                    .context
-                    .messages
-                    .get("question-1-reply")
+                    .reply()
                     .and_then(Message::content)
                     .map(|content| content.render())
                     .unwrap_or_default();
@@ -114,6 +93,9 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
             }
             TurnStatus::Failed(error) => format!("budget {limit}: refused: {}", error.message()),
             TurnStatus::Aborted(reason) => format!("budget {limit}: aborted: {reason}"),
+            TurnStatus::DispatchAborted(reason) => {
+                format!("budget {limit}: no answer, the dispatch was aborted: {reason}")
+            }
         };
         println!("  {line}");
         results.push(line);

@@ -141,6 +141,7 @@ pub async fn run(decision: Decision) -> Result<String, BoxError> {
             format!("answered: {reply}")
         }
         TurnStatus::Aborted(reason) => format!("aborted: {reason}"),
+        TurnStatus::DispatchAborted(reason) => format!("no answer: {reason}"),
         TurnStatus::Failed(error) => format!("failed: {}", error.message()),
     };
     println!("{summary}");

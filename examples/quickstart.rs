@@ -1,19 +1,21 @@
 //! The main job: a short conversation through the full runtime.
 //!
 //! The conversation is kept in `examples-data/quickstart.sqlite3` ([`SqliteStorage`]). Each user
-//! message is one turn: a `turn_input` middleware loads the conversation's history
-//! from storage and stores the new message, a `dispatch_input` middleware spends a budget kept in
-//! the stash under typed keys, and the model (the deterministic [`ScriptedModel`] unless
-//! `OPENAI_API_KEY` or `OPENAI_BASE_URL` names a server) calls a tool in one iteration and
-//! answers in the next.
-//! Events are printed through `tracing`; the transcript at the end is read back from storage.
+//! message is one turn: the runner stores it (`RawTurnContext::user_message`), a `turn_input`
+//! middleware loads the conversation's history from storage, a `dispatch_input` middleware
+//! spends a budget kept in the stash under typed keys, and the model (the deterministic
+//! [`ScriptedModel`] unless `OPENAI_API_KEY` or `OPENAI_BASE_URL` names a server) calls a tool in
+//! one iteration and answers in the next. Progress goes to stdout; the transcript at the end is
+//! read back from storage. Logs go to stderr at the level `RUST_LOG` asks for (warnings by
+//! default), in colour only on a terminal and never with `NO_COLOR` set.
 //!
 //! ```sh
 //! cargo run --example quickstart            # run it twice: the second run remembers the first
 //! cargo run --example quickstart -- --reset # start the conversation over
 //! cargo run --example quickstart -- --quick # a throw-away data folder
-//! OPENAI_API_KEY=sk-… cargo run --example quickstart --features checked-adk/openai
-//! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features checked-adk/openai
+//! RUST_LOG=adk=debug cargo run --example quickstart   # each turn, its dispatch and tools, logged
+//! OPENAI_API_KEY=sk-… cargo run --example quickstart --features adk-examples/openai
+//! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features adk-examples/openai
 //! ```
 
 use std::path::PathBuf;
@@ -23,7 +25,7 @@ use adk::context::{RawTurnContext, TurnContext};
 use adk::dispatch::{Executor, ScriptedModel};
 use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
-use adk::primitives::{Message, Role, Tool, ToolCallResults, ToolError};
+use adk::primitives::{Tool, ToolCallResults};
 use adk::sqlite::SqliteStorage;
 use adk::storage::{SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
@@ -40,8 +42,6 @@ pub const QUESTIONS: [&str; 3] = [
 ];
 
 adk::stash_keys! {
-    /// The text of the user message this turn answers, given by the caller.
-    pub USER_TEXT: "quickstart.input.text" => String,
     /// How many model iterations a turn may spend.
     pub BUDGET_LIMIT: "quickstart.budget.limit" => u32,
     /// How many model iterations the turn has spent.
@@ -83,28 +83,18 @@ impl Options {
 // ---------------------------------------------------------------------------------------------
 // Middleware
 
-/// Loads the conversation so far into the turn, then stores the caller's new message.
+/// Loads the conversation so far into the turn: its messages (the new user message, stored by
+/// the runner before this middleware, comes last) and its tool calls.
 #[adk::middleware(pipeline = turn_input)]
 pub async fn load_history(
     ctx: &mut TurnContext,
     next: Next<'_, TurnContext>,
 ) -> Result<(), BoxError> {
     let history = ctx.fetch_messages().await?;
-    let earlier_questions = history
-        .iter()
-        .filter(|message| message.role() == Role::User)
-        .count();
     ctx.messages.extend(history);
     let tool_calls = ctx.fetch_tool_calls().await?;
     ctx.tool_calls.extend(tool_calls);
-
-    let text = ctx
-        .stash
-        .get(USER_TEXT)?
-        .ok_or("the caller gave no user text under `quickstart.input.text`")?;
-    let id = format!("user-{}", earlier_questions + 1);
-    ctx.store_message(Message::user(id, text)?).await?;
-    // Nothing to undo afterwards: the message is stored whether or not the model answers.
+    // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
     let _ = next.run(ctx).await;
     Ok(())
 }
@@ -167,7 +157,7 @@ pub fn calculator() -> Result<Tool, BoxError> {
     Ok(Tool::typed::<CalculatorArgs>("calculator")
         .description("Evaluates arithmetic with + - * / and parentheses.")
         .handler(|args: CalculatorArgs, _invocation| async move {
-            let value = evaluate(&args.expression).map_err(ToolError::new)?;
+            let value = evaluate(&args.expression)?; // a `String` error becomes a `ToolError`
             Ok(format!("{} = {value}", args.expression))
         })
         .build()?)
@@ -280,14 +270,14 @@ pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
     if std::env::var_os("ADK_OPENAI_BASE_URL").is_some() {
         return Err(
             "`ADK_OPENAI_BASE_URL` is set, but adk was built without its `openai` \
-                    feature; run `cargo run --example quickstart --features checked-adk/openai`, or \
+                    feature; run `cargo run --example quickstart --features adk-examples/openai`, or \
                     unset it to use the scripted model"
                 .into(),
         );
     }
     println!(
         "model: the scripted model (set OPENAI_API_KEY or OPENAI_BASE_URL and add \
-         `--features checked-adk/openai` to use a real one)"
+         `--features adk-examples/openai` to use a real one)"
     );
     Ok(Arc::new(ScriptedModel::new()))
 }
@@ -357,12 +347,10 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
 
     for question in QUESTIONS {
         println!("\n> {question}");
-        let raw = RawTurnContext::new(CONVERSATION, "You are a helpful assistant.").stash(
-            serde_json::json!({
-                "quickstart": { "input": { "text": question }, "budget": { "limit": 3 } }
-            }),
-        );
-        let outcome = runner.run(raw).await?;
+        let raw = RawTurnContext::new(CONVERSATION, "You are a helpful assistant.")
+            .user_message(question)
+            .stash(serde_json::json!({ "quickstart": { "budget": { "limit": 3 } } }));
+        let outcome = runner.run(raw).await?.into_result()?;
         if !outcome.is_completed() {
             return Err(format!("the turn did not complete: {:?}", outcome.status).into());
         }
@@ -381,6 +369,10 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
 fn show_progress(event: &Event) {
     use std::io::Write;
     match event {
+        // Shown before the first token: a real model may take seconds to start answering.
+        Event::IterationStart { iteration, .. } => {
+            println!("  (model call {}…)", iteration + 1);
+        }
         Event::Message(content) => {
             if content.full == content.delta {
                 print!("< ");
@@ -407,13 +399,28 @@ fn show_progress(event: &Event) {
     let _ = std::io::stdout().flush();
 }
 
+/// Colour only on a terminal, and not when `NO_COLOR` is set to anything but the empty string.
+pub fn use_colour(is_terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    is_terminal && no_color.is_none_or(|value| value.is_empty())
+}
+
 fn main() -> Result<(), BoxError> {
+    use std::io::IsTerminal;
+    // Logs: stderr, at the level RUST_LOG names (`RUST_LOG=adk=debug` shows each turn, its
+    // dispatch and tool calls under the turn's span), warnings otherwise; colour only when
+    // stderr is a terminal and NO_COLOR is unset (https://no-color.org).
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("adk::events=debug"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let colour = use_colour(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    );
     tracing_subscriber::fmt()
         .compact()
         .without_time()
         .with_target(false)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_env_filter(filter)
         .init();
     let options = Options::from_args();

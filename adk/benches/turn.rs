@@ -187,10 +187,10 @@ fn bench(criterion: &mut Criterion) {
     let boxed = boxed_chain(LAYERS);
 
     let empty_allocations = allocations_of(&runtime, async {
-        black_box(empty.run(raw()).await.expect("valid input"));
+        let _ = black_box(empty.run(raw()).await.expect("valid input"));
     });
     let full_allocations = allocations_of(&runtime, async {
-        black_box(full.run(raw()).await.expect("valid input"));
+        let _ = black_box(full.run(raw()).await.expect("valid input"));
     });
     let boxed_allocations = allocations_of(&runtime, async {
         let mut state = 0;

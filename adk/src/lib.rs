@@ -32,6 +32,10 @@ pub mod ids;
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
 pub mod pipeline;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub mod postgres;
+pub mod prelude;
 pub mod primitives;
 pub mod runner;
 #[cfg(feature = "sqlite")]

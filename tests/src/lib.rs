@@ -9,6 +9,8 @@
 //!   script runs out, so a dispatch always ends;
 //! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call.
 
+pub mod postgres_database;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 

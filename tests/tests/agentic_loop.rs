@@ -279,8 +279,10 @@ async fn a_two_iteration_tool_loop_persists_records_in_order_and_leaves_them_in_
         .iter()
         .filter_map(|event| match event {
             Event::ToolExecutionStart {
-                tool_name, call_id, ..
-            } => Some((tool_name.as_str(), call_id.as_str())),
+                tool_name,
+                checksum,
+                ..
+            } => Some((tool_name.as_str(), checksum.as_str())),
             _ => None,
         })
         .collect();

@@ -88,9 +88,9 @@ fn text_of(message: &Message) -> String {
 }
 
 /// `id=text` for every message, in order.
-fn described(messages: &[Message]) -> Vec<String> {
+fn described<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<String> {
     messages
-        .iter()
+        .into_iter()
         .map(|message| format!("{}={}", message.id(), text_of(message)))
         .collect()
 }
@@ -258,7 +258,7 @@ async fn three_iterations_ending_in_an_executor_ack_run_dispatch_output_only_for
             })
         }))
         .build();
-    run(&runner).await;
+    let _ = run(&runner).await;
 
     assert_eq!(
         iterations(&events),
@@ -398,7 +398,8 @@ async fn a_nack_carries_its_own_error_to_dispatch_end_the_error_event_and_the_tu
 // Abort of the dispatch versus abort of the turn
 
 #[tokio::test]
-async fn aborting_the_dispatch_from_the_executor_discards_its_writes_and_turn_output_runs() {
+async fn aborting_the_dispatch_from_the_executor_discards_its_writes_turn_output_runs_and_the_outcome_says_why()
+ {
     let log = Log::new();
     let events = EventRecorder::new();
     let storage = RecordingStorage::new();
@@ -435,7 +436,13 @@ async fn aborting_the_dispatch_from_the_executor_discards_its_writes_and_turn_ou
         "dispatch_output-pre dispatch_output-post out-pre out-post",
         "the aborted iteration skips dispatch_output; the turn goes on to turn_output"
     );
-    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert!(
+        matches!(&outcome.status, TurnStatus::DispatchAborted(AbortReason::Requested(reason)) if reason == "budget spent"),
+        "{:?}",
+        outcome.status
+    );
+    assert!(!outcome.is_completed());
+    assert!(outcome.reply().is_none());
     assert!(!outcome.context.is_aborted());
     assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
     // Persisted at once and never rolled back; only the completed iteration reached the turn.
@@ -768,7 +775,7 @@ async fn a_mutate_in_a_later_iteration_replaces_the_flushed_record_where_it_stan
                 return Ok(());
             }
             ctx.mutate_message(message("b", "second")).await?;
-            log.push(described(ctx.messages.as_slice()).join(" "));
+            log.push(described(&ctx.messages).join(" "));
             ctx.ack()?;
             Ok::<(), BoxError>(())
         })
@@ -779,7 +786,7 @@ async fn a_mutate_in_a_later_iteration_replaces_the_flushed_record_where_it_stan
     let expected = ["a=first", "b=second", "c=first"];
     assert_eq!(seen.entries(), [expected.join(" ")], "in the dispatch");
     assert_eq!(
-        described(outcome.context.messages.as_slice()),
+        described(&outcome.context.messages),
         expected,
         "in the turn"
     );
@@ -909,7 +916,7 @@ where
         .storage(RecordingStorage::new())
         .executor(executor)
         .build();
-    run(&runner).await;
+    let _ = run(&runner).await;
     log.entries()
 }
 

@@ -131,3 +131,17 @@ async fn abort_cancels_the_turn_mid_stream_and_keeps_nothing() {
     );
     assert_eq!(kept, 0);
 }
+
+#[test]
+fn quickstart_logs_in_colour_only_on_a_terminal_without_no_color() {
+    assert!(quickstart::use_colour(true, None));
+    assert!(
+        !quickstart::use_colour(false, None),
+        "a pipe gets no ANSI codes"
+    );
+    assert!(!quickstart::use_colour(true, Some("1".into())));
+    assert!(
+        quickstart::use_colour(true, Some("".into())),
+        "an empty NO_COLOR is unset"
+    );
+}

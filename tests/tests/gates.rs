@@ -97,7 +97,7 @@ async fn a_resolution_of_the_wrong_type_is_refused_and_the_gate_stays_open() {
         *refused_in_listener.lock().unwrap() = Some(wrong.map_err(|error| error.to_string()));
         gate.resolve(false).expect("a bool fits");
     });
-    run(&runner).await;
+    let _ = run(&runner).await;
     let refused = refused.lock().unwrap().clone().expect("the listener ran");
     let message = refused.expect_err("a string is not a bool");
     assert!(message.contains("`bool`"), "{message}");
@@ -117,7 +117,7 @@ async fn a_rejected_gate_returns_the_answerers_error() {
             Err(ResolveError::AlreadySettled { .. })
         ));
     });
-    run(&runner).await;
+    let _ = run(&runner).await;
     match &*got.lock().unwrap() {
         Some(Err(GateError::Rejected { cause, .. })) => {
             assert_eq!(cause.to_string(), "the reviewer said no");
@@ -135,7 +135,7 @@ async fn a_rejected_gate_returns_the_answerers_error() {
 #[tokio::test]
 async fn an_unanswered_gate_times_out_with_its_own_error_kind() {
     let (runner, got, names) = runner_with(Some(Duration::from_millis(20)), |_| {});
-    run(&runner).await;
+    let _ = run(&runner).await;
     let got = got.lock().unwrap();
     let error = got
         .as_ref()
@@ -157,7 +157,7 @@ async fn a_gate_nobody_answers_times_out_after_the_default_timeout() {
     // No timeout set and nobody answers: the paused clock jumps ahead while the turn waits.
     let (runner, got, names) = runner_with(None, |_| {});
     let started = tokio::time::Instant::now();
-    run(&runner).await;
+    let _ = run(&runner).await;
     let got = got.lock().unwrap();
     let error = got
         .as_ref()
@@ -182,7 +182,7 @@ async fn an_explicitly_aborted_gate_reports_aborted() {
     let (runner, got, names) = runner_with(None, |gate| {
         assert!(gate.abort());
     });
-    run(&runner).await;
+    let _ = run(&runner).await;
     let got = got.lock().unwrap();
     let error = got
         .as_ref()
@@ -265,7 +265,7 @@ async fn a_gate_opened_before_next_blocks_downstream_middleware_until_answered()
             Box::pin(async move { Err::<(), BoxError>(Aborted::new("not needed here").into()) })
         }))
         .build();
-    run(&runner).await;
+    let _ = run(&runner).await;
     assert_eq!(*order.lock().unwrap(), ["gate answered", "downstream ran"]);
 }
 

@@ -62,7 +62,7 @@ fn seen(storage: &IdRecorder) -> Vec<(String, String, String, String)> {
 #[tokio::test]
 async fn a_turn_without_names_runs_as_app_default_user_default_thread_main() {
     let storage = IdRecorder::default();
-    runner(storage.clone())
+    let _ = runner(storage.clone())
         .run(RawTurnContext::new("session-1", "You are a test."))
         .await
         .expect("valid input");
@@ -80,7 +80,7 @@ async fn a_turn_without_names_runs_as_app_default_user_default_thread_main() {
 #[tokio::test]
 async fn storage_callbacks_see_the_app_user_and_thread_the_caller_named() {
     let storage = IdRecorder::default();
-    runner(storage.clone())
+    let _ = runner(storage.clone())
         .run(
             RawTurnContext::new(SessionId::from("session-2"), "You are a test.")
                 .app_name(AppName::from("shop"))

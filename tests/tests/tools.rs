@@ -11,8 +11,8 @@ use adk::dispatch::{ToolExecutionError, executor_fn};
 use adk::events::{ErrorCode, Event};
 use adk::pipeline::{BoxError, BoxFuture};
 use adk::primitives::{
-    CollisionPolicy, Media, MediaKind, Tool, ToolCall, ToolError, ToolInvocation, ToolOutput,
-    ToolRegistry, tool_call_checksum,
+    CollisionPolicy, HandlerFailed, Media, MediaKind, Tool, ToolCall, ToolError, ToolInvocation,
+    ToolOutput, ToolRegistry, tool_call_checksum,
 };
 use adk::runner::TurnStatus;
 use adk::storage::{NoopStorage, SharedStorage};
@@ -217,7 +217,7 @@ async fn execution_events_bracket_the_handler_and_carry_the_checksum_as_call_id(
             })
         }))
         .build();
-    runner.run(RawTurnContext::new("c", "p")).await.unwrap();
+    let _ = runner.run(RawTurnContext::new("c", "p")).await.unwrap();
     assert_eq!(
         *log.lock().unwrap(),
         [
@@ -253,21 +253,24 @@ async fn execution_events_bracket_the_handler_and_carry_the_checksum_as_call_id(
         turn_id,
         dispatch_id,
         tool_name,
-        call_id,
+        tool_call_id,
+        checksum,
         args,
         ..
     } = start
     else {
         panic!("expected ToolExecutionStart first, got {start:?}");
     };
-    assert_eq!(turn_id, run.outcome.context.id());
+    assert_eq!(turn_id, run.outcome.context.turn_id());
     assert_eq!(dispatch_id, &dispatch);
     assert_eq!(tool_name, "forecast");
-    assert_eq!(call_id, tool_call.checksum());
-    assert_eq!(call_id, &tool_call_checksum("forecast", tool_call.args()));
+    assert_eq!(tool_call_id, tool_call.id());
+    assert_eq!(checksum, tool_call.checksum());
+    assert_eq!(checksum, &tool_call_checksum("forecast", tool_call.args()));
     assert_eq!(args, &json!({"days": 2, "city": "Oslo"}));
     let Event::ToolExecutionEnd {
-        call_id: end_call_id,
+        tool_call_id: end_tool_call_id,
+        checksum: end_checksum,
         is_error,
         started_at,
         ended_at,
@@ -276,7 +279,8 @@ async fn execution_events_bracket_the_handler_and_carry_the_checksum_as_call_id(
     else {
         panic!("expected ToolExecutionEnd second, got {end:?}");
     };
-    assert_eq!(end_call_id, call_id);
+    assert_eq!(end_tool_call_id, tool_call_id);
+    assert_eq!(end_checksum, checksum);
     assert!(!is_error);
     assert!(ended_at >= started_at);
 }
@@ -298,8 +302,8 @@ async fn a_failing_handler_is_a_downstream_error_with_its_cause_and_ends_with_is
     assert_eq!(error.tool(), "forecast");
     assert!(error.to_string().contains("weather service down"));
     let tool_error = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<ToolError>())
-        .expect("the handler's ToolError is the source");
+        .and_then(|source| source.downcast_ref::<HandlerFailed>())
+        .expect("the handler's failure is the source");
     let cause = std::error::Error::source(tool_error)
         .and_then(|source| source.downcast_ref::<std::io::Error>())
         .expect("the handler's own error is reachable");
@@ -417,7 +421,7 @@ async fn the_invocation_carries_the_call_dispatch_iteration_and_checksum() {
             let executed = executed.clone();
             let dispatch_seen = Arc::clone(&dispatch_seen);
             Box::pin(async move {
-                *dispatch_seen.lock().unwrap() = ctx.id().to_owned();
+                *dispatch_seen.lock().unwrap() = ctx.dispatch_id().to_owned();
                 ctx.execute_tool(&executed).await?;
                 ctx.ack()?;
                 Ok(())
@@ -457,15 +461,15 @@ async fn call_tool_uses_the_checksum_of_name_and_raw_arguments_as_call_id() {
     )
     .await;
     let expected = tool_call_checksum("forecast", json!({"a": 2, "b": 1}).as_object().unwrap());
-    let call_ids: Vec<&str> =
-        run.execution_events()
-            .into_iter()
-            .map(|event| match event {
-                Event::ToolExecutionStart { call_id, .. }
-                | Event::ToolExecutionEnd { call_id, .. } => call_id.as_str(),
-                _ => unreachable!(),
-            })
-            .collect();
+    let call_ids: Vec<&str> = run
+        .execution_events()
+        .into_iter()
+        .map(|event| match event {
+            Event::ToolExecutionStart { checksum, .. }
+            | Event::ToolExecutionEnd { checksum, .. } => checksum.as_str(),
+            _ => unreachable!(),
+        })
+        .collect();
     assert_eq!(call_ids, [expected.as_str(), expected.as_str()]);
 }
 

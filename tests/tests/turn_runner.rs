@@ -51,7 +51,7 @@ async fn lifecycle_events_come_in_step_order_each_once_with_matching_ids() {
             let log = executor_log.clone();
             let script = script.clone();
             Box::pin(async move {
-                log.push(format!("{} {}", ctx.turn_id(), ctx.id()));
+                log.push(format!("{} {}", ctx.turn_id(), ctx.dispatch_id()));
                 adk::dispatch::Executor::execute(&script, ctx).await
             })
         }))
@@ -74,7 +74,7 @@ async fn lifecycle_events_come_in_step_order_each_once_with_matching_ids() {
         ]
     );
 
-    let turn_id = outcome.context.id().clone();
+    let turn_id = outcome.context.turn_id().clone();
     let mut dispatch_ids = HashSet::new();
     let mut turn_ids: Vec<&TurnId> = Vec::new();
     let mut iterations = Vec::new();
@@ -146,7 +146,7 @@ async fn a_failed_dispatch_ends_before_its_error_which_precedes_turn_end() {
         .executor(ScriptedExecutor::new([Step::Fail("boom")]))
         .observe(events.listener())
         .build();
-    run(&runner, raw()).await;
+    let _ = run(&runner, raw()).await;
 
     assert_eq!(
         events.trace(),
@@ -261,7 +261,7 @@ async fn running_one_runner_three_times_runs_every_middleware_each_time_from_the
             "run {run_number}"
         );
         assert_eq!(outcome.context.stash.all(), json!({"test": {"count": 11}}));
-        turn_ids.insert(outcome.context.id().clone());
+        turn_ids.insert(outcome.context.turn_id().clone());
     }
     assert_eq!(counted.load(Ordering::SeqCst), 3);
     assert_eq!(turn_ids.len(), 3, "every run is a new turn with its own id");
@@ -706,7 +706,7 @@ async fn a_thousand_concurrent_turns_keep_their_stashes_apart() {
             "turn {number}"
         );
         assert_eq!(ids(&outcome.context), [format!("reply-{number}")]);
-        turn_ids.insert(outcome.context.id().clone());
+        turn_ids.insert(outcome.context.turn_id().clone());
     }
     assert_eq!(turn_ids.len(), 1_000);
 }

@@ -1,4 +1,12 @@
-//! The turn collections: insertion-ordered records, replaced by id in place, deleted by id.
+//! The turn collections: insertion-ordered records, found, replaced in place and deleted by id
+//! in constant time, and shared between a turn and its dispatch without copying.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use indexmap::IndexSet;
 
 use crate::primitives::{Memory, Message, Retrievable, Thought, ToolCall};
 
@@ -20,10 +28,42 @@ macro_rules! record {
 
 record!(Message, Memory, Thought, ToolCall, Retrievable);
 
+/// A record keyed by its own id, so the index needs no second copy of the id.
+#[derive(Clone)]
+struct ById<T>(T);
+
+impl<T: Record> Hash for ById<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Must hash exactly as `str` does: lookups borrow the key as `&str`.
+        self.0.record_id().hash(state);
+    }
+}
+
+impl<T: Record> PartialEq for ById<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.record_id() == other.0.record_id()
+    }
+}
+
+impl<T: Record> Eq for ById<T> {}
+
+impl<T: Record> Borrow<str> for ById<T> {
+    fn borrow(&self) -> &str {
+        self.0.record_id()
+    }
+}
+
+type Records<T> = IndexSet<ById<T>>;
+
 /// Records in insertion order, at most one per id.
 ///
-/// Replacing a record keeps its position: adapters use collection order as the tie-break for
-/// records created at the same instant, so a mutate must not move a record to the end.
+/// Adding, replacing, finding and deleting by id take constant time, so loading a long history
+/// with [`Collection::extend`] is linear in its length. Replacing a record keeps its position:
+/// adapters use collection order as the tie-break for records created at the same instant, so a
+/// mutate must not move a record to the end.
+///
+/// A dispatch reads its turn's records without copying them: the records the turn had when the
+/// dispatch began are shared, and each side keeps its own changes on top of them.
 ///
 /// ```
 /// use adk::context::Collection;
@@ -35,17 +75,35 @@ record!(Message, Memory, Thought, ToolCall, Retrievable);
 /// messages.replace(Message::user("m1", "hello, edited").unwrap());
 /// let ids: Vec<&str> = messages.iter().map(|message| message.id()).collect();
 /// assert_eq!(ids, ["m1", "m2"]);
+/// assert!(messages.get("m2").is_some());
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Collection<T> {
-    records: Vec<T>,
+    /// Records shared with another collection; never changed while shared.
+    shared: Option<Arc<Records<T>>>,
+    /// Shared records this collection replaced (`Some`) or deleted (`None`), by their position
+    /// in `shared` (stable, since `shared` never changes).
+    shadowed: HashMap<usize, Option<T>>,
+    /// How many entries of `shadowed` are deletions.
+    deleted: usize,
+    /// Records not in `shared`, after the shared ones, in insertion order.
+    own: Records<T>,
 }
 
 impl<T> Default for Collection<T> {
     fn default() -> Self {
         Self {
-            records: Vec::new(),
+            shared: None,
+            shadowed: HashMap::new(),
+            deleted: 0,
+            own: IndexSet::default(),
         }
+    }
+}
+
+impl<T: Record + std::fmt::Debug> std::fmt::Debug for Collection<T> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -60,8 +118,12 @@ impl<T: Record> Collection<T> {
         self.replace(record);
     }
 
-    /// Adds every record in order; see [`Collection::add`].
+    /// Adds every record in order; see [`Collection::add`]. Linear in the number of records.
     pub fn extend(&mut self, records: impl IntoIterator<Item = T>) {
+        let records = records.into_iter();
+        if self.shared.is_none() {
+            self.own.reserve(records.size_hint().0);
+        }
         for record in records {
             self.add(record);
         }
@@ -69,28 +131,42 @@ impl<T: Record> Collection<T> {
 
     /// Replaces the record with the same id in place, or appends it when there is none.
     pub fn replace(&mut self, record: T) {
-        match self
-            .records
-            .iter_mut()
-            .find(|existing| existing.record_id() == record.record_id())
-        {
-            Some(existing) => *existing = record,
-            None => self.records.push(record),
+        // `replace_full` keeps the position of the record it replaces.
+        if self.shared.is_none() || self.own.contains(record.record_id()) {
+            self.own.replace_full(ById(record));
+            return;
         }
+        if let Some(index) = self.live_shared_index(record.record_id()) {
+            self.shadowed.insert(index, Some(record));
+            return;
+        }
+        self.own.insert(ById(record));
     }
 
     /// Removes and returns the record with this id.
     pub fn remove(&mut self, id: &str) -> Option<T> {
-        let position = self
-            .records
-            .iter()
-            .position(|record| record.record_id() == id)?;
-        Some(self.records.remove(position))
+        if let Some(removed) = self.own.shift_take(id) {
+            return Some(removed.0);
+        }
+        let index = self.live_shared_index(id)?;
+        self.deleted += 1;
+        match self.shadowed.insert(index, None) {
+            Some(replacement) => replacement,
+            None => self.shared.as_ref().map(|shared| shared[index].0.clone()),
+        }
     }
 
     /// The record with this id.
     pub fn get(&self, id: &str) -> Option<&T> {
-        self.records.iter().find(|record| record.record_id() == id)
+        if let Some(record) = self.own.get(id) {
+            return Some(&record.0);
+        }
+        let shared = self.shared.as_ref()?;
+        let index = shared.get_index_of(id)?;
+        match self.shadowed.get(&index) {
+            Some(replacement) => replacement.as_ref(),
+            None => Some(&shared[index].0),
+        }
     }
 
     /// Whether a record with this id is present.
@@ -99,46 +175,176 @@ impl<T: Record> Collection<T> {
     }
 
     /// The records in order.
-    pub fn iter(&self) -> std::slice::Iter<'_, T> {
-        self.records.iter()
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            shared: self
+                .shared
+                .as_deref()
+                .map(|shared| shared.iter().enumerate()),
+            shadowed: &self.shadowed,
+            own: self.own.iter(),
+            remaining: self.len(),
+        }
     }
 
-    /// The records in order, as a slice.
-    pub fn as_slice(&self) -> &[T] {
-        &self.records
+    /// The first record in order.
+    pub fn first(&self) -> Option<&T> {
+        self.iter().next()
+    }
+
+    /// The last record in order: the latest one added, unless a later one was deleted.
+    pub fn last(&self) -> Option<&T> {
+        self.iter().next_back()
     }
 
     /// How many records there are.
     pub fn len(&self) -> usize {
-        self.records.len()
+        let shared = self.shared.as_ref().map_or(0, |shared| shared.len());
+        shared - self.deleted + self.own.len()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.len() == 0
     }
 
     /// Removes every record.
     pub fn clear(&mut self) {
-        self.records.clear();
+        *self = Self::default();
+    }
+
+    /// A collection with the same records that shares them with this one instead of copying
+    /// them: what a dispatch starts from. Constant time unless this collection carries changes
+    /// on top of records it already shares, which are folded in first.
+    pub(crate) fn share(&mut self) -> Self {
+        if !self.own.is_empty() || !self.shadowed.is_empty() {
+            let records = if self.shadowed.is_empty() {
+                match self.shared.take() {
+                    None => std::mem::take(&mut self.own),
+                    Some(shared) => {
+                        // Usually the only holder by now: append in place rather than copy.
+                        let mut records = Arc::unwrap_or_clone(shared);
+                        records.extend(std::mem::take(&mut self.own));
+                        records
+                    }
+                }
+            } else {
+                let records: Records<T> = self.iter().cloned().map(ById).collect();
+                self.own.clear();
+                records
+            };
+            self.shadowed.clear();
+            self.deleted = 0;
+            self.shared = Some(Arc::new(records));
+        }
+        Self {
+            shared: self.shared.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// The position in `shared` of the record with this id, unless this collection deleted it.
+    fn live_shared_index(&self, id: &str) -> Option<usize> {
+        let index = self.shared.as_ref()?.get_index_of(id)?;
+        match self.shadowed.get(&index) {
+            Some(None) => None,
+            _ => Some(index),
+        }
     }
 }
 
-impl<'a, T> IntoIterator for &'a Collection<T> {
+/// The records of a [`Collection`], in order.
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    shared: Option<std::iter::Enumerate<indexmap::set::Iter<'a, ById<T>>>>,
+    shadowed: &'a HashMap<usize, Option<T>>,
+    own: indexmap::set::Iter<'a, ById<T>>,
+    remaining: usize,
+}
+
+impl<T> std::fmt::Debug for ById<T> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("record")
+    }
+}
+
+impl<'a, T> Iter<'a, T> {
+    /// The shared record at `index` as this collection sees it (`None` when it deleted it).
+    fn resolve(&self, index: usize, record: &'a ById<T>) -> Option<&'a T> {
+        if self.shadowed.is_empty() {
+            return Some(&record.0);
+        }
+        match self.shadowed.get(&index) {
+            Some(replacement) => replacement.as_ref(),
+            None => Some(&record.0),
+        }
+    }
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
     type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn next(&mut self) -> Option<&'a T> {
+        while let Some((index, record)) = self.shared.as_mut().and_then(Iterator::next) {
+            if let Some(record) = self.resolve(index, record) {
+                self.remaining -= 1;
+                return Some(record);
+            }
+        }
+        let record = &self.own.next()?.0;
+        self.remaining -= 1;
+        Some(record)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl<'a, T> DoubleEndedIterator for Iter<'a, T> {
+    fn next_back(&mut self) -> Option<&'a T> {
+        if let Some(record) = self.own.next_back() {
+            self.remaining -= 1;
+            return Some(&record.0);
+        }
+        while let Some((index, record)) = self
+            .shared
+            .as_mut()
+            .and_then(DoubleEndedIterator::next_back)
+        {
+            if let Some(record) = self.resolve(index, record) {
+                self.remaining -= 1;
+                return Some(record);
+            }
+        }
+        None
+    }
+}
+
+impl<T> ExactSizeIterator for Iter<'_, T> {}
+
+impl<T> std::iter::FusedIterator for Iter<'_, T> {}
+
+impl<'a, T: Record> IntoIterator for &'a Collection<T> {
+    type Item = &'a T;
+    type IntoIter = Iter<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.records.iter()
+        self.iter()
     }
 }
 
-impl<T> IntoIterator for Collection<T> {
+impl<T: Record> IntoIterator for Collection<T> {
     type Item = T;
     type IntoIter = std::vec::IntoIter<T>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.records.into_iter()
+        let records: Vec<T> = if self.shared.is_none() {
+            self.own.into_iter().map(|record| record.0).collect()
+        } else {
+            self.iter().cloned().collect()
+        };
+        records.into_iter()
     }
 }
 
@@ -147,5 +353,99 @@ impl<T: Record> FromIterator<T> for Collection<T> {
         let mut collection = Self::new();
         collection.extend(records);
         collection
+    }
+}
+
+impl<T: Record> Extend<T> for Collection<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, records: I) {
+        Collection::extend(self, records);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a test fails loudly on a broken set-up")]
+mod tests {
+    use super::*;
+
+    fn message(id: &str, text: &str) -> Message {
+        Message::user(id, text).unwrap()
+    }
+
+    fn described(collection: &Collection<Message>) -> Vec<String> {
+        collection
+            .iter()
+            .map(|message| {
+                format!(
+                    "{}={}",
+                    message.id(),
+                    message
+                        .content()
+                        .map(|text| text.render())
+                        .unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_replaced_record_keeps_its_position_and_a_removed_one_closes_the_gap() {
+        let mut messages: Collection<Message> =
+            ["a", "b", "c"].iter().map(|id| message(id, id)).collect();
+        messages.replace(message("b", "B"));
+        assert_eq!(described(&messages), ["a=a", "b=B", "c=c"]);
+        assert_eq!(messages.remove("a").unwrap().id(), "a");
+        assert_eq!(described(&messages), ["b=B", "c=c"]);
+        messages.add(message("a", "again"));
+        assert_eq!(described(&messages), ["b=B", "c=c", "a=again"]);
+        assert_eq!(messages.len(), 3);
+    }
+
+    #[test]
+    fn a_shared_collection_sees_the_records_and_its_changes_stay_its_own() {
+        let mut turn: Collection<Message> =
+            ["a", "b", "c"].iter().map(|id| message(id, id)).collect();
+        let mut dispatch = turn.share();
+        dispatch.replace(message("b", "B"));
+        dispatch.remove("a");
+        dispatch.add(message("d", "d"));
+        assert_eq!(described(&dispatch), ["b=B", "c=c", "d=d"]);
+        assert_eq!(dispatch.len(), 3);
+        assert_eq!(dispatch.get("b").unwrap().content().unwrap().render(), "B");
+        assert!(!dispatch.contains("a"));
+        assert_eq!(
+            dispatch.iter().rev().map(Message::id).collect::<Vec<_>>(),
+            ["d", "c", "b"]
+        );
+        // The turn is untouched until the dispatch's writes are applied to it.
+        assert_eq!(described(&turn), ["a=a", "b=b", "c=c"]);
+        turn.remove("c");
+        turn.add(message("c", "again"));
+        assert_eq!(described(&turn), ["a=a", "b=b", "c=again"]);
+        assert_eq!(described(&dispatch), ["b=B", "c=c", "d=d"]);
+    }
+
+    #[test]
+    fn sharing_a_collection_with_changes_folds_them_in_order() {
+        let mut turn: Collection<Message> = ["a", "b"].iter().map(|id| message(id, id)).collect();
+        let first = turn.share();
+        turn.replace(message("a", "A"));
+        turn.add(message("c", "c"));
+        let second = turn.share();
+        assert_eq!(described(&second), ["a=A", "b=b", "c=c"]);
+        assert_eq!(described(&turn), ["a=A", "b=b", "c=c"]);
+        assert_eq!(described(&first), ["a=a", "b=b"]);
+        let owned: Vec<String> = second.into_iter().map(|m| m.id().to_owned()).collect();
+        assert_eq!(owned, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_deleted_shared_record_can_be_stored_again_at_the_end() {
+        let mut turn: Collection<Message> = ["a", "b"].iter().map(|id| message(id, id)).collect();
+        let mut dispatch = turn.share();
+        assert_eq!(dispatch.remove("a").unwrap().id(), "a");
+        assert!(dispatch.remove("a").is_none());
+        dispatch.add(message("a", "back"));
+        assert_eq!(described(&dispatch), ["b=b", "a=back"]);
+        assert_eq!(dispatch.iter().len(), 2);
     }
 }

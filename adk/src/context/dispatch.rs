@@ -57,7 +57,8 @@ impl AckSubscription {
 /// receive.
 ///
 /// It starts as a copy of the turn: its own stash (a deep copy of the turn's, nothing synced
-/// back), the turn's collections and tools. Writes (`store_*`, `mutate_*`, `delete_*`) persist
+/// back), the turn's collections (shared with the turn, not copied: changes made here are this
+/// context's own) and tools. Writes (`store_*`, `mutate_*`, `delete_*`) persist
 /// through the adapter, change this context's collections at once, and are queued for the turn:
 /// the queue is applied to the turn's collections when an iteration completes or the dispatch
 /// is acknowledged, and discarded on nack, abort or error.
@@ -110,20 +111,21 @@ impl std::fmt::Debug for DispatchContext {
 }
 
 impl DispatchContext {
-    /// Starts a dispatch of `turn`: copies its stash, collections and tools.
-    pub(crate) fn seeded_from(turn: &TurnContext) -> Self {
+    /// Starts a dispatch of `turn`: copies its stash and tools, and shares its collections (the
+    /// dispatch reads the turn's records without copying them; its changes stay its own).
+    pub(crate) fn seeded_from(turn: &mut TurnContext) -> Self {
         Self {
             stash: turn.stash.clone(),
             standing_instructions: turn.standing_instructions.clone(),
-            messages: turn.messages.clone(),
-            memories: turn.memories.clone(),
-            retrievables: turn.retrievables.clone(),
-            thoughts: turn.thoughts.clone(),
-            tool_calls: turn.tool_calls.clone(),
+            messages: turn.messages.share(),
+            memories: turn.memories.share(),
+            retrievables: turn.retrievables.share(),
+            thoughts: turn.thoughts.share(),
+            tool_calls: turn.tool_calls.share(),
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
-            id: Arc::from(format!("{}/dispatch", turn.id())),
+            id: Arc::from(format!("{}/dispatch", turn.turn_id())),
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: Arc::default(),
@@ -136,9 +138,18 @@ impl DispatchContext {
         }
     }
 
-    /// The dispatch's id.
-    pub fn id(&self) -> &str {
+    /// The dispatch's id (`{turn_id}/dispatch`: a turn has one dispatch).
+    pub fn dispatch_id(&self) -> &str {
         &self.id
+    }
+
+    /// The dispatch's id.
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `dispatch_id()`, next to `turn_id()`: both contexts name ids this way"
+    )]
+    pub fn id(&self) -> &str {
+        self.dispatch_id()
     }
 
     pub(crate) fn shared_id(&self) -> Arc<str> {

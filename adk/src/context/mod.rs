@@ -12,7 +12,7 @@ pub(crate) mod write_queue;
 pub use abort::{AbortReason, Aborted};
 pub use collection::{Collection, Record};
 pub use dispatch::{AckSubscription, DispatchContext};
-pub use raw::{InvalidTurnContext, RawTurnContext};
+pub use raw::{InvalidTurnContext, RawTurnContext, UserMessage};
 pub use turn::TurnContext;
 
 /// The cancellation token a caller hands to `RawTurnContext::cancellation` (re-exported from

@@ -3,7 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
-use crate::primitives::{Identity, StandingInstruction, Tokenizable};
+use crate::primitives::{Identity, Message, PrimitiveError, StandingInstruction, Tokenizable};
 
 /// The input of one turn.
 ///
@@ -32,6 +32,54 @@ pub struct RawTurnContext {
     pub(crate) stash: Option<serde_json::Value>,
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) identity: Option<Identity>,
+    pub(crate) user_message: Option<UserMessage>,
+}
+
+/// What the user said this turn: text, or a whole [`Message`] (attachments, your own id).
+///
+/// Text becomes a user message with a fresh UUIDv7 id, so ids never collide, however many
+/// messages were stored or deleted before. `&str`, `String`, `Tokenizable` and `Message` convert
+/// into it; see [`RawTurnContext::user_message`].
+#[derive(Debug, Clone)]
+pub enum UserMessage {
+    /// Text; the turn makes a user message of it.
+    Text(Tokenizable),
+    /// A message stored as given, id included.
+    Message(Message),
+}
+
+impl UserMessage {
+    /// The message the turn stores: text gets a fresh, time-ordered id.
+    pub(crate) fn into_message(self) -> Result<Message, PrimitiveError> {
+        match self {
+            Self::Text(text) => Message::user(uuid::Uuid::now_v7().to_string(), text),
+            Self::Message(message) => Ok(message),
+        }
+    }
+}
+
+impl From<&str> for UserMessage {
+    fn from(text: &str) -> Self {
+        Self::Text(text.into())
+    }
+}
+
+impl From<String> for UserMessage {
+    fn from(text: String) -> Self {
+        Self::Text(text.into())
+    }
+}
+
+impl From<Tokenizable> for UserMessage {
+    fn from(text: Tokenizable) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl From<Message> for UserMessage {
+    fn from(message: Message) -> Self {
+        Self::Message(message)
+    }
 }
 
 impl RawTurnContext {
@@ -69,7 +117,37 @@ impl RawTurnContext {
             stash: None,
             cancellation: None,
             identity: None,
+            user_message: None,
         }
+    }
+
+    /// What the user said this turn. The runner stores it through the storage adapter before
+    /// `turn_input` runs (a storage failure fails the turn before any middleware), and middleware
+    /// reads it with [`TurnContext::user_message`](crate::TurnContext::user_message). It joins
+    /// `ctx.messages`, last, before the dispatch, unless middleware already put it there (a
+    /// history loader fetching the conversation finds it as the newest message).
+    ///
+    /// Text gets a fresh UUIDv7 id; a [`Message`] keeps its own. Empty text is refused by `run`.
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let runner = TurnRunner::builder().storage(NoopStorage::new()).executor(ScriptedModel::new()).build();
+    /// let outcome = runner
+    ///     .run(RawTurnContext::new("conversation-1", "Be brief.").user_message("What is 2 + 3?"))
+    ///     .await?
+    ///     .into_result()?;
+    /// let first = outcome.context.messages.first().unwrap();
+    /// assert_eq!(first.content().unwrap().render(), "What is 2 + 3?");
+    /// assert_eq!(outcome.reply().unwrap().content().unwrap().render(), r#"You said "What is 2 + 3?"."#);
+    /// # Ok::<(), BoxError>(())
+    /// # })?;
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    pub fn user_message(mut self, message: impl Into<UserMessage>) -> Self {
+        self.user_message = Some(message.into());
+        self
     }
 
     /// Names the app this turn runs as; `app:` state and app-partitioned records belong to it.
@@ -156,6 +234,9 @@ pub enum InvalidTurnContext {
     /// The stash seed was not in the nested form, or was otherwise invalid.
     #[error("the stash seed was refused: {0}")]
     Stash(#[from] crate::StashError),
+    /// The user message is not a valid message (empty text, for instance).
+    #[error("the user message was refused: {0}")]
+    UserMessage(#[from] PrimitiveError),
     /// Two tools share a name.
     #[error("the turn's tools are invalid: {0}")]
     Tools(#[from] crate::primitives::ToolRegistryError),

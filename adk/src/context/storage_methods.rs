@@ -16,6 +16,13 @@ macro_rules! storage_methods {
                 fetch_retrievables -> Retrievable, "retrievables",
                 refresh_standing_instructions -> StandingInstruction, "standing instructions"
             );
+            $crate::context::storage_methods::storage_methods!(@window
+                fetch_memories_within -> Memory, fetch_memories, "memories",
+                fetch_messages_within -> Message, fetch_messages, "messages",
+                fetch_thoughts_within -> Thought, fetch_thoughts, "thoughts",
+                fetch_tool_calls_within -> ToolCall, fetch_tool_calls, "tool calls",
+                fetch_retrievables_within -> Retrievable, fetch_retrievables, "retrievables"
+            );
             $crate::context::storage_methods::storage_methods!(@record
                 Message, message, "message", store_message, mutate_message, delete_message;
                 Memory, memory, "memory", store_memory, mutate_memory, delete_memory;
@@ -103,6 +110,26 @@ macro_rules! storage_methods {
             &self,
         ) -> Result<Vec<$crate::primitives::$primitive>, $crate::storage::StorageError> {
             self.shared.storage.$method(&self.shared.storage_context).await
+        }
+    )*};
+    (@window $($method:ident -> $primitive:ident, $fetch:ident, $what:literal),*) => {$(
+        #[doc = concat!("Asks the storage adapter for a window of the conversation's ", $what, " (say, the last 20), oldest first.")]
+        ///
+        /// The window travels on the `StorageContext` the adapter receives
+        /// (`StorageContext::fetch_window`); an adapter that honours it (`NoopStorage`,
+        /// `SqliteStorage`) reads only the window, and whatever an adapter returns is trimmed to
+        /// it here. Like every fetch, never called by the runner: add what you want to the
+        /// collection.
+        pub async fn $method(
+            &self,
+            window: $crate::storage::FetchWindow,
+        ) -> Result<Vec<$crate::primitives::$primitive>, $crate::storage::StorageError> {
+            if window.is_all() {
+                return self.$fetch().await;
+            }
+            let storage_context = self.shared.storage_context.clone().with_fetch_window(window);
+            let records = self.shared.storage.$fetch(&storage_context).await?;
+            Ok(storage_context.fetch_window().apply(records))
         }
     )*};
     (@record $($primitive:ident, $argument:ident, $what:literal, $store:ident, $mutate:ident, $delete:ident);*) => {$(

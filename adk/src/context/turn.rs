@@ -97,6 +97,7 @@ pub struct TurnContext {
     /// The tools the model may call; fresh each turn from the runner's tools.
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
+    user_message: Option<Message>,
     pub(crate) shared: Arc<TurnShared>,
 }
 
@@ -104,7 +105,7 @@ impl std::fmt::Debug for TurnContext {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("TurnContext")
-            .field("id", self.id())
+            .field("turn_id", self.turn_id())
             .field("system_prompt", &self.system_prompt)
             .field("stash", &self.stash)
             .field("messages", &self.messages.len())
@@ -162,6 +163,10 @@ impl TurnContext {
         if raw.system_prompt.is_empty_static() {
             return Err(InvalidTurnContext::EmptySystemPrompt);
         }
+        let user_message = raw
+            .user_message
+            .map(super::raw::UserMessage::into_message)
+            .transpose()?;
         let stash = match raw.stash {
             Some(seed) => Registry::from_nested(seed)?,
             None => Registry::new(),
@@ -186,6 +191,7 @@ impl TurnContext {
             tool_calls: Collection::new(),
             tools,
             system_prompt: raw.system_prompt,
+            user_message,
             shared: Arc::new(TurnShared {
                 storage,
                 storage_context,
@@ -197,14 +203,55 @@ impl TurnContext {
         })
     }
 
-    /// The turn's id, fresh for every run.
-    pub fn id(&self) -> &TurnId {
+    /// The turn's id, fresh for every run. Both contexts name their ids the same way:
+    /// `turn_id()` here and on [`DispatchContext`](crate::DispatchContext), plus `dispatch_id()`
+    /// there.
+    pub fn turn_id(&self) -> &TurnId {
         self.shared.turn_id()
+    }
+
+    /// The turn's id.
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `turn_id()`, the name both contexts use"
+    )]
+    pub fn id(&self) -> &TurnId {
+        self.turn_id()
     }
 
     /// The system prompt.
     pub fn system_prompt(&self) -> &Tokenizable {
         &self.system_prompt
+    }
+
+    /// What the user said this turn ([`RawTurnContext::user_message`]), as stored before
+    /// `turn_input`; `None` when the caller gave none.
+    pub fn user_message(&self) -> Option<&Message> {
+        self.user_message.as_ref()
+    }
+
+    /// Stores the user message before `turn_input`; the runner reports a failure.
+    pub(crate) async fn store_user_message(&self) -> Result<(), crate::storage::StorageError> {
+        match &self.user_message {
+            Some(message) => {
+                let shared = &self.shared;
+                shared
+                    .storage
+                    .store_message(&shared.storage_context, message.clone())
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Puts the user message last in `messages` before the dispatch, unless `messages` already
+    /// holds it (a history loader fetched it with the conversation).
+    pub(crate) fn admit_user_message(&mut self) {
+        if let Some(message) = &self.user_message
+            && !self.messages.contains(message.id())
+        {
+            self.messages.add(message.clone());
+        }
     }
 
     /// What storage callbacks receive for this turn: app, user, conversation (session), thread,

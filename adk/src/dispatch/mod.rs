@@ -21,10 +21,10 @@ use futures_util::FutureExt;
 pub use executor::{Executor, ExecutorFn, executor_fn};
 pub(crate) use helpers::Streams;
 pub use helpers::{ReportError, ToolCallUpdate};
-pub use scripted::{ScriptedModel, ScriptedModelError};
+pub use scripted::{ScriptedModel, ScriptedModelError, Step};
 pub use tools::ToolExecutionError;
 
-use crate::context::{DispatchContext, Signal, TurnContext};
+use crate::context::{AbortReason, DispatchContext, Signal, TurnContext};
 use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};
 use crate::pipeline::{
     DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, Stack,
@@ -44,6 +44,8 @@ pub struct DispatchReport {
     /// [`IterationStart`](crate::events::Event::IterationStart)), including the one that acked,
     /// nacked, failed or was aborted. A dispatch whose executor acks at once reports 1.
     pub iterations: u32,
+    /// Why an aborted dispatch was aborted.
+    pub abort_reason: Option<AbortReason>,
     /// Failures after the first in the pipeline walk that ended the dispatch (post-steps of
     /// upstream middleware that failed too), in the order they happened. Each is reported as
     /// its own error event after [`error`](Self::error); `error` stays the turn's outcome.
@@ -63,7 +65,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     // whole each time it moves (into a span, into the caller's future).
     let mut ctx = Box::new(DispatchContext::seeded_from(turn));
     let events = ctx.shared.events.clone();
-    let turn_id = turn.id().clone();
+    let turn_id = turn.turn_id().clone();
     let dispatch_id = ctx.shared_id();
     let (started_at, started) = ctx.shared.now();
     events.emit(Event::DispatchStart {
@@ -182,11 +184,17 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         ended_at,
         duration: ended.duration_since(started),
     });
+    let abort_reason = if status == DispatchStatus::Aborted {
+        ctx.abort.reason()
+    } else {
+        None
+    };
     DispatchReport {
         status,
         error,
         iterations: started_iterations,
         later_errors: std::mem::take(&mut ctx.later_failures),
+        abort_reason,
     }
 }
 

@@ -1,5 +1,8 @@
 //! A deterministic stand-in for a model, for examples and tests: no network, no randomness.
 
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde_json::{Value, json};
 
 use crate::context::DispatchContext;
@@ -28,6 +31,9 @@ use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
 ///
 /// Record ids derive from the user message's id (`{id}-call-1`, `{id}-reply`), so they are
 /// unique whenever user message ids are.
+///
+/// To script it yourself (your own tools, your own answers), give it [`Step`]s: a list with
+/// [`ScriptedModel::steps`], or a function of the dispatch with [`ScriptedModel::from_fn`].
 ///
 /// ```
 /// use adk::TurnRunner;
@@ -63,13 +69,168 @@ use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
 /// # })?;
 /// # Ok::<(), BoxError>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ScriptedModel;
+#[derive(Clone, Default)]
+pub struct ScriptedModel {
+    script: Script,
+}
+
+#[derive(Clone, Default)]
+enum Script {
+    /// The built-in rules: clock, weather, calculator, memory, echo.
+    #[default]
+    Rules,
+    /// One step per model call, in order, shared by every turn the model runs.
+    Steps(Arc<Mutex<VecDeque<Step>>>),
+    /// A step chosen from the dispatch.
+    Function(Arc<dyn Fn(&DispatchContext) -> Step + Send + Sync>),
+}
+
+impl std::fmt::Debug for ScriptedModel {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let script = match &self.script {
+            Script::Rules => "rules".to_owned(),
+            Script::Steps(steps) => format!(
+                "{} steps left",
+                steps.lock().unwrap_or_else(PoisonError::into_inner).len()
+            ),
+            Script::Function(_) => "a function".to_owned(),
+        };
+        formatter
+            .debug_struct("ScriptedModel")
+            .field("script", &script)
+            .finish()
+    }
+}
+
+/// What a scripted model does in one model call (one iteration of the dispatch loop).
+///
+/// A [`Step::call`] calls a tool and lets the loop run again, as a model asking for a tool
+/// does; a [`Step::reply`] answers and acknowledges the dispatch.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Step {
+    /// Call `tool` with `args`: announce, store, run (arguments validated, as for a real model),
+    /// store the result. The dispatch is not acknowledged, so the next step follows.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object.
+        args: Value,
+    },
+    /// Answer with this text, streamed word by word, stored, and acknowledge the dispatch.
+    Reply(String),
+}
+
+impl Step {
+    /// Calls `tool` with arguments serialized from `args` (a `serde_json::json!` object, or
+    /// your tool's own argument type).
+    pub fn call(tool: impl Into<String>, args: impl serde::Serialize) -> Self {
+        Self::Call {
+            tool: tool.into(),
+            args: serde_json::to_value(args)
+                .unwrap_or_else(|error| json!({ "unserializable_arguments": error.to_string() })),
+        }
+    }
+
+    /// Answers with `text` and acknowledges the dispatch.
+    pub fn reply(text: impl Into<String>) -> Self {
+        Self::Reply(text.into())
+    }
+}
 
 impl ScriptedModel {
-    /// The scripted model; it has no settings.
+    /// The scripted model with its built-in rules (see above).
     pub fn new() -> Self {
-        Self
+        Self::default()
+    }
+
+    /// A model that takes one step per model call, in order, across turns; past the last step
+    /// a dispatch fails with [`ScriptedModelError::OutOfSteps`].
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    /// use adk::dispatch::Step;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Lookup {
+    ///     /// The word to look up.
+    ///     word: String,
+    /// }
+    ///
+    /// let dictionary = Tool::typed::<Lookup>("dictionary")
+    ///     .description("Defines a word.")
+    ///     .handler(|args: Lookup, _invocation| async move {
+    ///         match args.word.as_str() {
+    ///             "adk" => Ok("an agent development kit".to_owned()),
+    ///             other => Err(format!("no entry for {other:?}").into()),
+    ///         }
+    ///     })
+    ///     .build()?;
+    /// let model = ScriptedModel::steps([
+    ///     Step::call("dictionary", Lookup { word: "adk".into() }),
+    ///     Step::reply("It means an agent development kit."),
+    /// ]);
+    /// let runner = TurnRunner::builder().storage(NoopStorage::new()).executor(model).tool(dictionary).build();
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let outcome = runner
+    ///     .run(RawTurnContext::new("c", "You define words.").user_message("What is adk?"))
+    ///     .await?
+    ///     .into_result()?;
+    /// let call = outcome.context.tool_calls.first().unwrap();
+    /// assert_eq!(call.tool(), "dictionary");
+    /// assert!(!call.is_error());
+    /// assert_eq!(
+    ///     outcome.reply().and_then(Message::content).map(|text| text.render()).as_deref(),
+    ///     Some("It means an agent development kit.")
+    /// );
+    /// # Ok::<(), BoxError>(())
+    /// # })?;
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    pub fn steps(steps: impl IntoIterator<Item = Step>) -> Self {
+        Self {
+            script: Script::Steps(Arc::new(Mutex::new(steps.into_iter().collect()))),
+        }
+    }
+
+    /// A model that asks `choose` for each model call's step, given the dispatch: its messages,
+    /// its tool calls so far, its iteration.
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    /// use adk::dispatch::Step;
+    ///
+    /// // Answers with the number of messages it was shown.
+    /// let model = ScriptedModel::from_fn(|ctx: &DispatchContext| {
+    ///     Step::reply(format!("I see {} messages.", ctx.messages.len()))
+    /// });
+    /// let runner = TurnRunner::builder().storage(NoopStorage::new()).executor(model).build();
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let outcome = runner.run(RawTurnContext::new("c", "p").user_message("hi")).await?.into_result()?;
+    /// assert_eq!(outcome.reply().unwrap().content().unwrap().render(), "I see 1 messages.");
+    /// # Ok::<(), BoxError>(())
+    /// # })?;
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    pub fn from_fn(choose: impl Fn(&DispatchContext) -> Step + Send + Sync + 'static) -> Self {
+        Self {
+            script: Script::Function(Arc::new(choose)),
+        }
+    }
+
+    /// The next step of a scripted model, or `None` for the built-in rules.
+    fn next_step(&self, ctx: &DispatchContext) -> Result<Option<Step>, ScriptedModelError> {
+        match &self.script {
+            Script::Rules => Ok(None),
+            Script::Steps(steps) => steps
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop_front()
+                .map(Some)
+                .ok_or(ScriptedModelError::OutOfSteps),
+            Script::Function(choose) => Ok(Some(choose(ctx))),
+        }
     }
 }
 
@@ -83,11 +244,20 @@ pub enum ScriptedModelError {
          dispatch, e.g. `ctx.store_message(Message::user(id, text)?)` in a `turn_input` middleware"
     )]
     NoUserMessage,
+    /// A model made with [`ScriptedModel::steps`] was called after its last step.
+    #[error(
+        "the scripted model ran out of steps: add a step for every model call the turns make \
+         (a tool call takes one, the reply after it another)"
+    )]
+    OutOfSteps,
 }
 
 impl Executor for ScriptedModel {
     fn execute<'a>(&'a self, ctx: &'a mut DispatchContext) -> BoxFuture<'a, Result<(), BoxError>> {
         Box::pin(async move {
+            if let Some(step) = self.next_step(ctx)? {
+                return take_step(ctx, step).await;
+            }
             let (question_id, question) = last_user_message(ctx)?;
             let call_prefix = format!("{question_id}-call-");
             let earlier_calls: Vec<ToolCall> = ctx
@@ -109,6 +279,23 @@ impl Executor for ScriptedModel {
             ctx.ack()?;
             Ok(())
         })
+    }
+}
+
+/// Ids are the dispatch's (unique per turn) plus the iteration, so steps never collide.
+async fn take_step(ctx: &mut DispatchContext, step: Step) -> Result<(), BoxError> {
+    match step {
+        Step::Call { tool, args } => {
+            let id = format!("{}/call-{}", ctx.dispatch_id(), ctx.iteration());
+            call_tool(ctx, id, &tool, args).await
+        }
+        Step::Reply(text) => {
+            let id = format!("{}/reply", ctx.dispatch_id());
+            stream_words(ctx, &id, &text)?;
+            ctx.store_message(Message::assistant(id, text)?).await?;
+            ctx.ack()?;
+            Ok(())
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use crate::events::{ErrorCode, Event, EventSink};
 use crate::ids::TurnId;
 use crate::pipeline::Panicked;
 use crate::primitives::{
-    InvalidToolArgs, Tool, ToolCall, ToolError, ToolInvocation, ToolOutput, tool_call_checksum,
+    HandlerFailed, InvalidToolArgs, Tool, ToolCall, ToolInvocation, ToolOutput, tool_call_checksum,
 };
 
 /// A tool call that did not produce output.
@@ -83,7 +83,7 @@ pub enum ToolExecutionError {
         call_id: String,
         /// The handler's error.
         #[source]
-        source: ToolError,
+        source: HandlerFailed,
     },
     /// The handler panicked; the panic was contained. Code `E_TOOL_DOWNSTREAM_ERROR`.
     #[error("tool {tool:?} (call {call_id:?}): the handler {source}")]
@@ -150,7 +150,8 @@ impl DispatchContext {
     /// ([`InvalidArgs`](ToolExecutionError::InvalidArgs), every violation listed, no event
     /// emitted); then `ToolExecutionStart` (with the validated arguments), the handler, and
     /// `ToolExecutionEnd` (`is_error` when the handler failed or panicked). Both events carry
-    /// the call's checksum as `call_id` (the original's convention: identical calls share it);
+    /// the tool call's id as `tool_call_id` and its checksum as `checksum` (identical calls
+    /// share it; the TypeScript original calls it `call_id`);
     /// the handler's [`ToolInvocation`] carries the call's id, the checksum, this dispatch and
     /// iteration, and the turn's storage.
     ///
@@ -255,7 +256,7 @@ impl DispatchContext {
         let invocation = tool.invocation_in_dispatch(
             call_id,
             &checksum,
-            self.id(),
+            self.dispatch_id(),
             self.iteration(),
             self.shared.storage.clone(),
             self.storage_context().clone(),
@@ -291,7 +292,8 @@ impl PreparedCall {
             turn_id: turn_id.clone(),
             dispatch_id: dispatch_id.clone(),
             tool_name: tool_name.clone(),
-            call_id: checksum.clone(),
+            tool_call_id: call_id.clone(),
+            checksum: checksum.clone(),
             args: args.clone(),
             started_at,
         });
@@ -304,7 +306,8 @@ impl PreparedCall {
             turn_id,
             dispatch_id,
             tool_name: tool_name.clone(),
-            call_id: checksum,
+            tool_call_id: call_id.clone(),
+            checksum,
             started_at,
             ended_at: SystemTime::now(),
             duration: started.elapsed(),
@@ -315,7 +318,7 @@ impl PreparedCall {
             Ok(Err(source)) => Err(ToolExecutionError::Downstream {
                 tool: tool_name,
                 call_id,
-                source,
+                source: source.into(),
             }),
             Err(panic) => Err(ToolExecutionError::Panicked {
                 tool: tool_name,

@@ -106,9 +106,12 @@ pub enum Event {
         dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
+        /// The tool call's id (`ToolCall::id`), as the handler sees it in
+        /// `ToolInvocation::call_id`.
+        tool_call_id: String,
         /// The call's checksum (SHA-256 of the canonical tool and arguments): identical calls
-        /// share it. The `ToolCall` id reaches the handler as `ToolInvocation::call_id`.
-        call_id: String,
+        /// share it, which is how repeated calls are counted.
+        checksum: String,
         /// The arguments after validation.
         args: serde_json::Value,
         /// When the handler started.
@@ -122,9 +125,12 @@ pub enum Event {
         dispatch_id: Arc<str>,
         /// The tool.
         tool_name: String,
+        /// The tool call's id (`ToolCall::id`), as the handler sees it in
+        /// `ToolInvocation::call_id`.
+        tool_call_id: String,
         /// The call's checksum (SHA-256 of the canonical tool and arguments): identical calls
-        /// share it. The `ToolCall` id reaches the handler as `ToolInvocation::call_id`.
-        call_id: String,
+        /// share it, which is how repeated calls are counted.
+        checksum: String,
         /// When the handler started.
         started_at: SystemTime,
         /// When it finished.
@@ -267,15 +273,16 @@ impl EventSink {
     }
 }
 
+/// Every event as a `tracing` event of target `adk::events`. The turn's id is not repeated here:
+/// these events fire inside the runner's `adk.turn` span, which carries `turn_id`, so
+/// `RUST_LOG=adk=debug` shows each line once under its turn.
 fn mirror_to_tracing(event: &Event) {
     match event {
-        Event::TurnStart { turn_id, .. } => {
-            tracing::debug!(target: "adk::events", %turn_id, "turn started");
+        Event::TurnStart { .. } => {
+            tracing::debug!(target: "adk::events", "turn started");
         }
-        Event::TurnEnd {
-            turn_id, duration, ..
-        } => {
-            tracing::debug!(target: "adk::events", %turn_id, ?duration, "turn ended");
+        Event::TurnEnd { duration, .. } => {
+            tracing::debug!(target: "adk::events", ?duration, "turn ended");
         }
         Event::DispatchStart { dispatch_id, .. } => {
             tracing::debug!(target: "adk::events", %dispatch_id, "dispatch started");
@@ -301,18 +308,22 @@ fn mirror_to_tracing(event: &Event) {
             tracing::trace!(target: "adk::events", iteration, "iteration ended");
         }
         Event::ToolExecutionStart {
-            tool_name, call_id, ..
+            tool_name,
+            tool_call_id,
+            checksum,
+            ..
         } => {
-            tracing::debug!(target: "adk::events", tool_name, call_id, "tool started");
+            tracing::debug!(target: "adk::events", tool_name, tool_call_id, checksum, "tool started");
         }
         Event::ToolExecutionEnd {
             tool_name,
-            call_id,
+            tool_call_id,
+            checksum,
             duration,
             is_error,
             ..
         } => {
-            tracing::debug!(target: "adk::events", tool_name, call_id, ?duration, is_error, "tool ended");
+            tracing::debug!(target: "adk::events", tool_name, tool_call_id, checksum, ?duration, is_error, "tool ended");
         }
         Event::TurnGateOpen { gate } => {
             tracing::info!(target: "adk::events", gate_id = gate.id(), reason = gate.reason(), "turn gate opened");
@@ -348,10 +359,9 @@ fn mirror_to_tracing(event: &Event) {
         Event::GenerationStats { stats, .. } => {
             tracing::debug!(target: "adk::events", ?stats, "generation stats");
         }
-        Event::Error { turn_id, error } => {
+        Event::Error { error, .. } => {
             tracing::warn!(
                 target: "adk::events",
-                %turn_id,
                 code = error.code().as_str(),
                 "{error}"
             );

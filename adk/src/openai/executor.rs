@@ -202,7 +202,7 @@ impl OpenAiExecutor {
         if let Some(hook) = &self.hook {
             hook(ctx, &mut request);
         }
-        let prefix = format!("{}-{}", ctx.id(), ctx.iteration());
+        let prefix = format!("{}-{}", ctx.dispatch_id(), ctx.iteration());
         let count = |field: &str| {
             request
                 .body

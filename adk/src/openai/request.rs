@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
-use crate::context::DispatchContext;
+use crate::context::{Collection, DispatchContext};
 use crate::primitives::{
     Media, MediaKind, Message, Role, SpooledArtifact, ToolCall, ToolCallResults,
 };
@@ -63,13 +63,8 @@ pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -
             messages.push(json!({"role": "system", "content": text}));
         }
     }
-    let contents = Contents::read(ctx.messages.as_slice(), ctx.tool_calls.as_slice()).await;
-    conversation(
-        ctx.messages.as_slice(),
-        ctx.tool_calls.as_slice(),
-        &contents,
-        &mut messages,
-    );
+    let contents = Contents::read(&ctx.messages, &ctx.tool_calls).await;
+    conversation(&ctx.messages, &ctx.tool_calls, &contents, &mut messages);
 
     let mut body = Map::new();
     body.insert("model".to_owned(), Value::String(config.model.clone()));
@@ -117,7 +112,7 @@ struct Contents {
 }
 
 impl Contents {
-    async fn read(messages: &[Message], tool_calls: &[ToolCall]) -> Self {
+    async fn read(messages: &Collection<Message>, tool_calls: &Collection<ToolCall>) -> Self {
         let mut contents = Self::default();
         for message in messages
             .iter()
@@ -264,27 +259,27 @@ enum Entry<'a> {
 }
 
 fn conversation(
-    messages: &[Message],
-    tool_calls: &[ToolCall],
+    messages: &Collection<Message>,
+    tool_calls: &Collection<ToolCall>,
     contents: &Contents,
     out: &mut Vec<Value>,
 ) {
     // A merge, not a sort: each collection keeps its own order, and on equal times the message
     // goes first (an assistant's text comes before the calls it made in the same answer).
     let mut entries = Vec::with_capacity(messages.len() + tool_calls.len());
-    let (mut message_index, mut call_index) = (0, 0);
-    while message_index < messages.len() || call_index < tool_calls.len() {
-        let take_message = match (messages.get(message_index), tool_calls.get(call_index)) {
+    let mut messages = messages.iter().peekable();
+    let mut tool_calls = tool_calls.iter().peekable();
+    loop {
+        let take_message = match (messages.peek(), tool_calls.peek()) {
             (Some(message), Some(call)) => message.created_at() <= call.created_at(),
             (Some(_), None) => true,
-            _ => false,
+            (None, Some(_)) => false,
+            (None, None) => break,
         };
         if take_message {
-            entries.push(Entry::Message(&messages[message_index]));
-            message_index += 1;
+            entries.extend(messages.next().map(Entry::Message));
         } else {
-            entries.push(Entry::ToolCall(&tool_calls[call_index]));
-            call_index += 1;
+            entries.extend(tool_calls.next().map(Entry::ToolCall));
         }
     }
 
@@ -443,7 +438,12 @@ mod tests {
                 .with_created_at(at(3)),
         ];
         let mut out = Vec::new();
-        conversation(&messages, &tool_calls, &Contents::default(), &mut out);
+        conversation(
+            &messages.into_iter().collect(),
+            &tool_calls.into_iter().collect(),
+            &Contents::default(),
+            &mut out,
+        );
         let call = |id: &str, city: &str| {
             json!({"id": id, "type": "function", "function": {
                 "name": "forecast", "arguments": json!({"city": city}).to_string()}})

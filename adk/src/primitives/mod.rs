@@ -47,8 +47,8 @@ pub use spooled_artifact::{GrepMatch, SpooledArtifact, SpooledArtifactHandle};
 pub use standing_instruction::{StandingInstruction, Tokenizable};
 pub use thought::Thought;
 pub use tool::{
-    CollisionPolicy, Tool, ToolBuilder, ToolError, ToolHandler, ToolInvocation, ToolOutput,
-    ToolRegistry, ToolRegistryError, Typed, Untyped,
+    CollisionPolicy, HandlerFailed, Tool, ToolBuilder, ToolError, ToolHandler, ToolInvocation,
+    ToolOutput, ToolRegistry, ToolRegistryError, Typed, Untyped,
 };
 pub use tool_arguments::{ArgumentViolation, InvalidToolArgs};
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};

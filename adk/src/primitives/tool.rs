@@ -241,20 +241,35 @@ impl From<Vec<Media>> for ToolOutput {
 }
 
 /// A tool handler failed. Wraps the handler's own error, which stays reachable through
-/// [`source`](std::error::Error::source).
+/// [`source`](Self::source).
+///
+/// Any `std::error::Error + Send + Sync + 'static`, a `&str` or a `String` converts into it, so
+/// `?` works inside a handler on your own errors, and `Err("message".into())` says why:
 ///
 /// ```
-/// use adk::primitives::ToolError;
+/// use adk::primitives::{Tool, ToolError};
 ///
-/// let from_text = ToolError::new("city not found");
-/// let from_io = ToolError::new(std::io::Error::other("disk full"));
+/// let tool = Tool::builder("read_note")
+///     .description("Reads a note from disk.")
+///     .handler(|args: serde_json::Value, _invocation| async move {
+///         let name = args["name"].as_str().ok_or("`name` must be a string")?; // &str → ToolError
+///         let text = std::fs::read_to_string(format!("notes/{name}.txt"))?;     // io::Error → ToolError
+///         Ok(text)
+///     })
+///     .build()?;
+/// # let _ = tool;
+///
+/// let from_text = ToolError::from("city not found");
+/// let from_io = ToolError::from(std::io::Error::other("disk full"));
 /// assert_eq!(from_text.to_string(), "the tool handler failed: city not found");
+/// assert_eq!(from_io.source().to_string(), "disk full");
 /// assert_eq!(from_io.code(), "E_TOOL_DOWNSTREAM_ERROR");
+/// # Ok::<(), adk::primitives::PrimitiveError>(())
 /// ```
-#[derive(Debug, thiserror::Error)]
-#[error("the tool handler failed: {source}")]
+///
+/// Like `anyhow::Error`, it does not implement `std::error::Error` itself (that would forbid
+/// converting every error into it); [`into_source`](Self::into_source) hands back the original.
 pub struct ToolError {
-    #[source]
     source: Box<dyn std::error::Error + Send + Sync>,
 }
 
@@ -269,6 +284,57 @@ impl ToolError {
     /// The original's error code for a failing handler.
     pub fn code(&self) -> &'static str {
         "E_TOOL_DOWNSTREAM_ERROR"
+    }
+
+    /// The handler's own error; downcast it to reach your type.
+    pub fn source(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.source
+    }
+
+    /// The handler's own error, owned.
+    pub fn into_source(self) -> Box<dyn std::error::Error + Send + Sync> {
+        self.source
+    }
+}
+
+impl<E> From<E> for ToolError
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn from(source: E) -> Self {
+        Self::new(source)
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "the tool handler failed: {}", self.source)
+    }
+}
+
+impl std::fmt::Debug for ToolError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ToolError")
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+/// A [`ToolError`] as a `std::error::Error`, where an error chain needs one: its `source` is the
+/// handler's own error.
+#[derive(Debug, thiserror::Error)]
+#[error("the tool handler failed: {source}")]
+pub struct HandlerFailed {
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl From<ToolError> for HandlerFailed {
+    fn from(error: ToolError) -> Self {
+        Self {
+            source: error.into_source(),
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! The turn runner: walks the four pipelines around the dispatch loop, and nothing else.
 //!
 //! A turn, step by step: validate the raw input (a refusal returns `Err` and emits nothing),
-//! `TurnStart`, `turn_input`, the dispatch loop, `turn_output` (only when the dispatch was not
-//! refused and the turn not aborted), `TurnEnd` (always, once `TurnStart` fired). Errors inside
+//! `TurnStart`, store the caller's user message, `turn_input`, the dispatch loop, `turn_output`
+//! (only when the dispatch was not refused and the turn not aborted), `TurnEnd` (always, once
+//! `TurnStart` fired). Errors inside
 //! the turn are reported on the observability bus and summarised in the returned
 //! [`TurnOutcome`]; they are never thrown past `run`.
 
@@ -17,8 +18,8 @@ pub use builder::{HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuil
 pub use outcome::{TurnOutcome, TurnStatus};
 
 use crate::context::{InvalidTurnContext, RawTurnContext, TurnContext};
-use crate::dispatch::{DispatchPlan, Executor, run_dispatch, short_circuited};
-use crate::events::{DispatchStatus, Event, EventSink, Listener};
+use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
+use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnError};
 use crate::pipeline::{DispatchInput, DispatchOutput, Downstream, Stack, TurnInput, TurnOutput};
 use crate::primitives::{Tool, ToolRegistry};
 use crate::storage::SharedStorage;
@@ -110,32 +111,47 @@ impl TurnRunner {
             tools,
             events,
         )?);
-        let span = tracing::info_span!("adk.turn", turn_id = %ctx.id());
-        let dispatch = self.walk(&mut ctx).instrument(span).await;
+        let span = tracing::info_span!("adk.turn", turn_id = %ctx.turn_id());
+        let report = self.walk(&mut ctx).instrument(span).await;
         let status = if let Some(error) = ctx.shared.first_error() {
             TurnStatus::Failed(error)
         } else if let Some(reason) = ctx.abort_reason() {
             TurnStatus::Aborted(reason)
+        } else if let Some(reason) = report
+            .as_ref()
+            .and_then(|report| report.abort_reason.clone())
+        {
+            TurnStatus::DispatchAborted(reason)
         } else {
             TurnStatus::Completed
         };
         Ok(TurnOutcome {
             status,
-            dispatch,
+            dispatch: report.map(|report| report.status),
             context: *ctx,
         })
     }
 
-    async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchStatus> {
+    async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchReport> {
         let parts = &*self.parts;
         let shared = Arc::clone(&ctx.shared);
         let (started_at, started) = shared.began();
         shared.events.emit(Event::TurnStart {
-            turn_id: ctx.id().clone(),
+            turn_id: ctx.turn_id().clone(),
             started_at,
         });
 
         let dispatch = async {
+            if let Err(error) = ctx.store_user_message().await {
+                shared.report_error(
+                    TurnError::new(
+                        ErrorCode::StorageFailed,
+                        format!("storing the user message before `turn_input` failed: {error}"),
+                    )
+                    .with_source(error),
+                );
+                return None;
+            }
             let input = parts
                 .turn_input
                 .run(ctx)
@@ -148,8 +164,9 @@ impl TurnRunner {
             if !self.pipeline_went_through(ctx, input, "turn_input") {
                 return None;
             }
+            ctx.admit_user_message();
 
-            let report = run_dispatch(
+            let mut report = run_dispatch(
                 ctx,
                 DispatchPlan {
                     input: &parts.dispatch_input,
@@ -160,14 +177,14 @@ impl TurnRunner {
             )
             .instrument(tracing::debug_span!("adk.dispatch"))
             .await;
-            if let Some(error) = report.error {
+            if let Some(error) = report.error.clone() {
                 shared.report_error(error);
             }
-            for error in report.later_errors {
+            for error in std::mem::take(&mut report.later_errors) {
                 shared.report_error(error);
             }
             if report.status == DispatchStatus::Nack || ctx.is_aborted() {
-                return Some(report.status);
+                return Some(report);
             }
 
             let output = parts
@@ -180,13 +197,13 @@ impl TurnRunner {
                 .await
                 .outcome;
             self.pipeline_went_through(ctx, output, "turn_output");
-            Some(report.status)
+            Some(report)
         }
         .await;
 
         let (ended_at, ended) = shared.now();
         shared.events.emit(Event::TurnEnd {
-            turn_id: ctx.id().clone(),
+            turn_id: ctx.turn_id().clone(),
             started_at,
             ended_at,
             duration: ended.duration_since(started),

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
-use crate::storage::{Primitive, StorageContext, StorageError};
+use crate::storage::{FetchWindow, Primitive, StorageContext, StorageError};
 
 use super::error::{SqliteError, backend};
 use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
@@ -19,6 +19,9 @@ pub(super) trait Stored: Serialize + DeserializeOwned + Send + 'static {
     /// Standing instructions are identified by value: storing an equal one again is not a
     /// conflict, it simply does not add a second copy.
     const STORE_IS_IDEMPOTENT: bool = false;
+    /// Whether a fetch honours the context's `FetchWindow`: standing instructions are always
+    /// fetched whole.
+    const WINDOWED: bool = true;
 
     /// The id, or for a standing instruction its text.
     fn key(&self) -> String;
@@ -47,6 +50,7 @@ impl Stored for StandingInstruction {
     const KIND: Primitive = Primitive::StandingInstructions;
     const TABLE: &'static str = "standing_instructions";
     const STORE_IS_IDEMPOTENT: bool = true;
+    const WINDOWED: bool = false;
 
     fn key(&self) -> String {
         self.render()
@@ -68,19 +72,51 @@ pub(super) async fn fetch<Record: Stored>(
     ctx: &StorageContext,
 ) -> Result<Vec<Record>, StorageError> {
     let owner = Owner::of(ctx);
+    let window = if Record::WINDOWED {
+        ctx.fetch_window().clone()
+    } else {
+        FetchWindow::All
+    };
     workers
         .reader()
         .run(move |connection| {
             let conversation_id = &owner.conversation_id;
             let operation = || format!("fetching the {} of `{conversation_id}`", Record::KIND);
+            // Every form walks the `(owner, sequence)` index (a point is found through the
+            // `(owner, id)` one), so a window reads only its own rows however long the
+            // conversation is.
+            let (sql, bound): (String, rusqlite::types::Value) = match &window {
+                FetchWindow::Last(count) => (
+                    format!(
+                        "SELECT id, record FROM (SELECT sequence, id, record FROM {table} \
+                         WHERE {MATCHES} ORDER BY sequence DESC LIMIT ?5) ORDER BY sequence",
+                        table = Record::TABLE
+                    ),
+                    i64::try_from(*count).unwrap_or(i64::MAX).into(),
+                ),
+                FetchWindow::After(id) => (
+                    format!(
+                        "SELECT id, record FROM {table} WHERE {MATCHES} AND sequence > \
+                         COALESCE((SELECT sequence FROM {table} WHERE {MATCHES} AND id = ?5), 0) \
+                         ORDER BY sequence",
+                        table = Record::TABLE
+                    ),
+                    id.clone().into(),
+                ),
+                FetchWindow::All => (
+                    format!(
+                        "SELECT id, record FROM {} WHERE {MATCHES} AND ?5 IS NULL \
+                         ORDER BY sequence",
+                        Record::TABLE
+                    ),
+                    rusqlite::types::Value::Null,
+                ),
+            };
             let mut statement = connection
-                .prepare_cached(&format!(
-                    "SELECT id, record FROM {} WHERE {MATCHES} ORDER BY sequence",
-                    Record::TABLE
-                ))
+                .prepare_cached(&sql)
                 .map_err(backend(operation()))?;
             let rows = statement
-                .query_map(owner_params!(owner), |row| {
+                .query_map(owner_params!(owner, bound), |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
                 })
                 .map_err(backend(operation()))?;
@@ -115,22 +151,24 @@ pub(super) async fn store<Record: Stored>(
         .writer
         .run(move |connection| {
             let operation = || format!("storing {} `{key}`", Record::KIND.singular());
-            let transaction = connection.transaction().map_err(backend(operation()))?;
             let on_conflict = if Record::STORE_IS_IDEMPOTENT {
                 " ON CONFLICT DO NOTHING"
             } else {
                 ""
             };
-            let inserted = transaction.execute(
-                &format!(
+            // One statement is its own transaction; the statement is prepared once per
+            // connection and reused.
+            let inserted = connection
+                .prepare_cached(&format!(
                     "INSERT INTO {} ({COLUMNS}, id, turn_id, record)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7){on_conflict}",
                     Record::TABLE
-                ),
-                owner_params!(owner, key, turn_id, json),
-            );
+                ))
+                .and_then(|mut statement| {
+                    statement.execute(owner_params!(owner, key, turn_id, json))
+                });
             match inserted {
-                Ok(_) => transaction.commit().map_err(backend(operation())),
+                Ok(_) => Ok(()),
                 Err(error) if error.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
                     Err(StorageError::Conflict {
                         kind: Record::KIND,
@@ -156,16 +194,15 @@ pub(super) async fn mutate<Record: Stored>(
         .writer
         .run(move |connection| {
             let operation = || format!("mutating {} `{key}`", Record::KIND.singular());
-            let transaction = connection.transaction().map_err(backend(operation()))?;
             // An UPDATE keeps the row's sequence, so the record keeps its place in fetch order.
-            let changed = transaction
-                .execute(
-                    &format!(
-                        "UPDATE {} SET record = ?5, turn_id = ?6 WHERE {MATCHES} AND id = ?7",
-                        Record::TABLE
-                    ),
-                    owner_params!(owner, json, turn_id, key),
-                )
+            let changed = connection
+                .prepare_cached(&format!(
+                    "UPDATE {} SET record = ?5, turn_id = ?6 WHERE {MATCHES} AND id = ?7",
+                    Record::TABLE
+                ))
+                .and_then(|mut statement| {
+                    statement.execute(owner_params!(owner, json, turn_id, key))
+                })
                 .map_err(backend(operation()))?;
             if changed == 0 {
                 return Err(StorageError::NotFound {
@@ -173,7 +210,7 @@ pub(super) async fn mutate<Record: Stored>(
                     id: key,
                 });
             }
-            transaction.commit().map_err(backend(operation()))
+            Ok(())
         })
         .await
 }
@@ -188,14 +225,14 @@ pub(super) async fn delete<Record: Stored>(
         .writer
         .run(move |connection| {
             let operation = || format!("deleting {} `{key}`", Record::KIND.singular());
-            let transaction = connection.transaction().map_err(backend(operation()))?;
-            transaction
-                .execute(
-                    &format!("DELETE FROM {} WHERE {MATCHES} AND id = ?5", Record::TABLE),
-                    owner_params!(owner, key),
-                )
+            connection
+                .prepare_cached(&format!(
+                    "DELETE FROM {} WHERE {MATCHES} AND id = ?5",
+                    Record::TABLE
+                ))
+                .and_then(|mut statement| statement.execute(owner_params!(owner, key)))
                 .map_err(backend(operation()))?;
-            transaction.commit().map_err(backend(operation()))
+            Ok(())
         })
         .await
 }

@@ -9,6 +9,8 @@ use crate::ids::{AppName, SessionId, ThreadId, UserId};
 pub use crate::ids::{ConversationId, TurnId};
 use crate::primitives::Identity;
 
+use super::FetchWindow;
+
 /// The read-only facts every [`StorageAdapter`](super::StorageAdapter) callback receives.
 ///
 /// It is deliberately separate from the mutable turn context: middleware can call storage while
@@ -59,6 +61,7 @@ struct ContextFields {
     thread_id: ThreadId,
     identity: Option<Identity>,
     cancellation: CancellationToken,
+    fetch_window: FetchWindow,
 }
 
 impl StorageContext {
@@ -81,6 +84,7 @@ impl StorageContext {
                 thread_id: ThreadId::default(),
                 identity: None,
                 cancellation: CancellationToken::new(),
+                fetch_window: FetchWindow::All,
             }),
         }
     }
@@ -166,6 +170,32 @@ impl StorageContext {
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
         self.fields_mut().cancellation = cancellation;
         self
+    }
+
+    /// Asks fetch callbacks for only part of the history; see [`FetchWindow`]. The contexts'
+    /// `fetch_*_within` methods set it for one fetch.
+    ///
+    /// ```
+    /// use adk::storage::{FetchWindow, StorageContext};
+    /// let ctx = StorageContext::new("c").with_fetch_window(FetchWindow::Last(10));
+    /// assert_eq!(ctx.fetch_window(), &FetchWindow::Last(10));
+    /// ```
+    #[must_use]
+    pub fn with_fetch_window(mut self, window: FetchWindow) -> Self {
+        self.fields_mut().fetch_window = window;
+        self
+    }
+
+    /// The part of the history a fetch asks for: [`FetchWindow::All`] unless a windowed fetch
+    /// set it. Adapters may honour it; see [`FetchWindow`].
+    ///
+    /// ```
+    /// let ctx = adk::storage::StorageContext::new("c");
+    /// assert!(ctx.fetch_window().is_all());
+    /// ```
+    #[must_use]
+    pub fn fetch_window(&self) -> &FetchWindow {
+        &self.inner.fetch_window
     }
 
     /// The id of the turn this call belongs to.

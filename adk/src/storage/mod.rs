@@ -5,6 +5,7 @@
 //!   primitives, two byte conduits);
 //! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
 //!   thread, turn, identity, cancellation);
+//! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;
 //! - [`StorageError`], the error every callback returns;
 //! - [`NoopStorage`], the canonical no-op adapter to delegate unpersisted primitives to;
 //! - [`SharedStorage`] and [`DynStorageAdapter`], the type-erased form the runner holds;
@@ -33,6 +34,7 @@ mod erased;
 mod error;
 mod noop;
 mod primitive;
+mod window;
 
 pub use adapter::StorageAdapter;
 pub use context::{ConversationId, StorageContext, TurnId};
@@ -40,3 +42,4 @@ pub use erased::{DynStorageAdapter, SharedStorage};
 pub use error::StorageError;
 pub use noop::NoopStorage;
 pub use primitive::Primitive;
+pub use window::FetchWindow;

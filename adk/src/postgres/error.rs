@@ -1,0 +1,113 @@
+//! [`PostgresError`]: what can go wrong in the PostgreSQL battery, carried inside
+//! [`StorageError::Backend`](crate::storage::StorageError::Backend).
+
+/// A failure of the PostgreSQL battery. Callers receive it as the source of a
+/// [`StorageError::Backend`](crate::storage::StorageError::Backend) and may downcast to it.
+///
+/// ```
+/// use adk::postgres::PostgresError;
+///
+/// let error = PostgresError::SchemaTooNew { found: 9, supported: 1 };
+/// assert!(error.to_string().contains("schema version 9"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PostgresError {
+    /// The server (or the connection to it) failed; the message is the driver's own.
+    #[error("PostgreSQL failed while {operation}: {source}")]
+    Postgres {
+        /// What the battery was doing, e.g. "storing message `m-1`".
+        operation: String,
+        /// The error from the driver, with the server's SQLSTATE when there is one.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// No connection could be had from the pool: the server is unreachable, refused the login,
+    /// or every connection stayed busy for longer than the pool's wait timeout.
+    #[error("no PostgreSQL connection for {operation}: {source}")]
+    Pool {
+        /// What the battery was about to do.
+        operation: String,
+        /// The pool's error.
+        #[source]
+        source: deadpool_postgres::PoolError,
+    },
+    /// The connection string could not be understood.
+    #[error(
+        "`{url}` is not a PostgreSQL connection string: {source}; \
+         write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+    )]
+    InvalidUrl {
+        /// The string as given, with any password replaced by `***`.
+        url: String,
+        /// The parser's error.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// A schema name given to [`PostgresOptions::schema`](super::PostgresOptions::schema) is
+    /// not a plain identifier.
+    #[error(
+        "`{name}` cannot be used as a PostgreSQL schema name: use letters, digits and `_`, \
+         starting with a letter or `_`, at most 63 characters"
+    )]
+    InvalidSchemaName {
+        /// The name as given.
+        name: String,
+    },
+    /// The database was migrated by a newer version of adk whose schema this version cannot use.
+    #[error(
+        "the database has adk schema version {found}, but this version of adk knows only \
+         versions up to {supported}; upgrade adk, or connect to a different database"
+    )]
+    SchemaTooNew {
+        /// The newest migration recorded in the database (`adk_rs_migrations`).
+        found: i64,
+        /// The newest migration this code knows.
+        supported: i64,
+    },
+    /// A stored record could not be read back as the primitive it should be.
+    #[error(
+        "the stored {kind} `{id}` of session `{session_id}` is not a valid {kind}: {source}; \
+         the row was changed outside adk, or by an incompatible version"
+    )]
+    InvalidRecord {
+        /// The kind of record, e.g. "message".
+        kind: &'static str,
+        /// The record's id (for a standing instruction, its text).
+        id: String,
+        /// The session (conversation) it belongs to.
+        session_id: String,
+        /// Why the primitive's deserializer refused it.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A record could not be turned into JSON for storage.
+    #[error("the {kind} `{id}` could not be serialized for storage: {source}")]
+    Unserializable {
+        /// The kind of record.
+        kind: &'static str,
+        /// The record's id.
+        id: String,
+        /// The serializer's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Shorthand for the common case: a driver error during `operation`, as a storage error.
+pub(super) fn backend(
+    operation: impl Into<String>,
+) -> impl FnOnce(tokio_postgres::Error) -> crate::storage::StorageError {
+    let operation = operation.into();
+    move |source| {
+        crate::storage::StorageError::backend(PostgresError::Postgres { operation, source })
+    }
+}
+
+/// A pool error while getting a connection for `operation`, as a storage error.
+pub(super) fn no_connection(
+    operation: impl Into<String>,
+) -> impl FnOnce(deadpool_postgres::PoolError) -> crate::storage::StorageError {
+    let operation = operation.into();
+    move |source| crate::storage::StorageError::backend(PostgresError::Pool { operation, source })
+}

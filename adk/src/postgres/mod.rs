@@ -1,0 +1,492 @@
+//! PostgreSQL storage battery: [`PostgresStorage`], a [`StorageAdapter`] that keeps every
+//! primitive and both byte conduits in one PostgreSQL database shared by any number of
+//! processes (cargo feature `postgres`; TLS with `postgres-tls`).
+//!
+//! # What is stored where
+//!
+//! - Six tables, `adk_rs_memories`, `adk_rs_messages`, `adk_rs_thoughts`, `adk_rs_tool_calls`,
+//!   `adk_rs_retrievables` and `adk_rs_standing_instructions`, one row per record, keyed by
+//!   (`app_name`, `user_id`, `session_id`, `thread_id`, `id`): the turn's identity, so two
+//!   apps, users, sessions or threads never see each other's records. The record is kept
+//!   whole as JSONB and read back through the primitive's own deserializer, so a row edited
+//!   into something invalid is reported, not passed on. Fetches return records in the order
+//!   they were stored (an identity `sequence`); a mutate is an `UPDATE` in place, so the record
+//!   keeps its position. Standing instructions have no id; their text is the key, and storing
+//!   an equal instruction again adds no copy.
+//! - `adk_rs_blobs` and `adk_rs_blob_chunks` hold the bytes of the two conduits, in the same
+//!   scope, in chunks of at most [`CHUNK_SIZE`](crate::bytes::CHUNK_SIZE) bytes. A streamed
+//!   write stores each chunk as it arrives, holding no transaction (and no connection) while it
+//!   waits for the next; the new bytes replace the old ones in one short transaction at the
+//!   end. Readers stream the chunks back one at a time. A stored handle
+//!   ([`ReaderDescriptor`](crate::bytes::ReaderDescriptor) with store `"postgres"`) finds its
+//!   bytes again through [`PostgresStorage::retrievable_reader`] or
+//!   [`PostgresStorage::media_reader`]; fetched retrievables whose text was spooled here come
+//!   back with their reader attached.
+//! - Tools are not stored: a [`Tool`] holds its handler, which cannot be persisted.
+//!
+//! The tables are prefixed `adk_rs_` so they can share a database with a Google ADK
+//! deployment's tables. The schema is versioned in `adk_rs_migrations`; connecting applies the
+//! missing migrations (one process at a time, under an advisory lock) and refuses a database
+//! migrated by a newer adk ([`PostgresError::SchemaTooNew`]).
+//!
+//! # Concurrency and durability
+//!
+//! Every call is one statement or one short transaction on a pooled connection (see
+//! [`PostgresOptions::pool_size`]), and returns only after PostgreSQL committed it, so an
+//! acknowledged write survives the process being killed at any moment. Two processes storing
+//! the same id at once get one success and one [`StorageError::Conflict`]; nothing is stored
+//! twice.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use adk::postgres::PostgresStorage;
+//! use adk::primitives::Message;
+//! use adk::storage::{StorageAdapter, StorageContext};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let storage = PostgresStorage::connect("postgresql://agent@db.internal/agents").await?;
+//! let ctx = StorageContext::new("conversation-1");
+//! storage.store_message(&ctx, Message::user("m-1", "Hello")?).await?;
+//!
+//! // Another process connected to the same database sees the message.
+//! let elsewhere = PostgresStorage::connect("postgresql://agent@db.internal/agents").await?;
+//! assert_eq!(elsewhere.fetch_messages(&ctx).await?.len(), 1);
+//! # Ok(())
+//! # }
+//! ```
+
+//!
+#![doc = ""]
+#![doc = include_str!("../../../docs/postgres.md")]
+
+mod blob;
+mod error;
+mod options;
+mod records;
+mod schema;
+mod scope;
+
+use deadpool_postgres::Pool;
+
+use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use crate::primitives::{
+    Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
+};
+use crate::storage::{StorageAdapter, StorageContext, StorageError};
+
+pub use error::PostgresError;
+pub use options::{DEFAULT_POOL_SIZE, PostgresOptions};
+/// The driver, re-exported so that [`PostgresOptions::from_config`] can be given a
+/// `tokio_postgres::Config` without a second dependency to keep in step.
+pub use tokio_postgres;
+
+use blob::{BlobSource, Conduit};
+use records::Stored;
+use scope::Scope;
+
+/// A [`StorageAdapter`] over one PostgreSQL database, shared safely by any number of processes:
+/// all six primitives and both byte conduits persisted, as described in the
+/// [module documentation](self).
+///
+/// Cloning is cheap and every clone shares one connection pool.
+///
+/// ```no_run
+/// use adk::TurnRunner;
+/// use adk::dispatch::executor_fn;
+/// use adk::postgres::PostgresStorage;
+///
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let storage = PostgresStorage::connect(&std::env::var("DATABASE_URL")?).await?;
+/// let runner = TurnRunner::builder()
+///     .storage(storage.clone())
+///     .executor(executor_fn(|ctx: &mut adk::DispatchContext| {
+///         Box::pin(async move {
+///             ctx.ack()?;
+///             Ok::<(), adk::pipeline::BoxError>(())
+///         })
+///     }))
+///     .build();
+/// # let _ = runner;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct PostgresStorage {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PostgresStorage {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.pool.status();
+        formatter
+            .debug_struct("PostgresStorage")
+            .field("max_connections", &status.max_size)
+            .field("open_connections", &status.size)
+            .finish()
+    }
+}
+
+impl PostgresStorage {
+    /// Connects to the database at `url` with a pool of [`DEFAULT_POOL_SIZE`] connections and
+    /// no TLS, and brings its schema up to date.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] with a [`PostgresError`] as its source when the URL cannot be
+    /// parsed, the server cannot be reached or refuses the login, a migration fails, or the
+    /// database's schema is newer than this code knows ([`PostgresError::SchemaTooNew`]).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), adk::storage::StorageError> {
+    /// let storage = adk::postgres::PostgresStorage::connect("postgresql://agent@localhost/agents").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(url: &str) -> Result<Self, StorageError> {
+        let options = PostgresOptions::from_url(url).map_err(StorageError::backend)?;
+        Self::connect_with(options).await
+    }
+
+    /// Connects as `options` say (pool size, schema, TLS) and brings the schema up to date.
+    ///
+    /// # Errors
+    ///
+    /// As for [`connect`](Self::connect).
+    ///
+    /// ```no_run
+    /// use adk::postgres::{PostgresOptions, PostgresStorage};
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let options = PostgresOptions::from_url("postgresql://agent@localhost/agents")?
+    ///     .pool_size(32)
+    ///     .schema("support_bot")?;
+    /// let storage = PostgresStorage::connect_with(options).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_with(options: PostgresOptions) -> Result<Self, StorageError> {
+        let pool = options.build_pool()?;
+        schema::migrate(&pool, options.schema_name()).await?;
+        Ok(Self { pool })
+    }
+
+    /// The newest schema version this code knows; connecting brings a database up to it.
+    ///
+    /// ```
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 1);
+    /// ```
+    #[must_use]
+    pub fn schema_version() -> i64 {
+        schema::SCHEMA_VERSION
+    }
+
+    /// A reader over the retrievable bytes stored under `id` in `ctx`'s scope (app, user,
+    /// session, thread), or `None` if none are. Use it to re-attach a
+    /// [`SpooledArtifact`](crate::primitives::SpooledArtifact) read back from storage, whose
+    /// handle names store `"postgres"` and this id.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] when the lookup fails.
+    ///
+    /// ```no_run
+    /// use adk::postgres::PostgresStorage;
+    /// use adk::storage::{StorageAdapter, StorageContext};
+    ///
+    /// # async fn example(storage: PostgresStorage) -> Result<(), Box<dyn std::error::Error>> {
+    /// let ctx = StorageContext::new("c");
+    /// storage.store_retrievable_bytes(&ctx, "manual".into(), "one\ntwo".into()).await?;
+    /// let reader = storage.retrievable_reader(&ctx, "manual").await?.expect("stored above");
+    /// assert_eq!(reader.line(1).await?.as_deref(), Some("two"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn retrievable_reader(
+        &self,
+        ctx: &StorageContext,
+        id: &str,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        let source = self.source(ctx, Conduit::Retrievable, id.to_owned());
+        Ok(source.exists().await?.then(|| SpoolReader::new(source)))
+    }
+
+    /// A reader over the media bytes stored under `id` in `ctx`'s scope, or `None` if none are.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError::Backend`] when the lookup fails.
+    ///
+    /// ```no_run
+    /// use adk::postgres::PostgresStorage;
+    /// use adk::storage::{StorageAdapter, StorageContext};
+    ///
+    /// # async fn example(storage: PostgresStorage) -> Result<(), Box<dyn std::error::Error>> {
+    /// let ctx = StorageContext::new("c");
+    /// storage.store_media_bytes(&ctx, "logo".into(), vec![0x89, b'P', b'N', b'G'].into()).await?;
+    /// let reader = storage.media_reader(&ctx, "logo").await?.expect("stored above");
+    /// assert_eq!(&reader.read_all().await?[..], b"\x89PNG");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn media_reader(
+        &self,
+        ctx: &StorageContext,
+        id: &str,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        let source = self.source(ctx, Conduit::Media, id.to_owned());
+        Ok(source.exists().await?.then(|| MediaReader::new(source)))
+    }
+
+    fn reattach(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<Retrievable, StorageError> {
+        let RetrievableContent::Artifact(artifact) = retrievable.content() else {
+            return Ok(retrievable);
+        };
+        let stored_here = artifact
+            .reader()
+            .describe()
+            .is_some_and(|handle| handle.store() == blob::STORE_NAME);
+        if !artifact.reader().is_detached() || !stored_here {
+            return Ok(retrievable);
+        }
+        let reader =
+            SpoolReader::new(self.source(ctx, Conduit::Retrievable, artifact.id().to_owned()));
+        let content = RetrievableContent::Artifact(artifact.clone().attach(reader));
+        let id = retrievable.id().to_owned();
+        retrievable.with_content(content).map_err(|error| {
+            StorageError::backend(format!(
+                "the stored retrievable `{id}` could not take back its spooled text: {error}"
+            ))
+        })
+    }
+
+    fn source(&self, ctx: &StorageContext, conduit: Conduit, id: String) -> BlobSource {
+        BlobSource::new(self.pool.clone(), Scope::of(ctx), conduit, id)
+    }
+
+    async fn fetch<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<Record>, StorageError> {
+        records::fetch(&self.pool, ctx).await
+    }
+
+    async fn store<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+        record: Record,
+    ) -> Result<(), StorageError> {
+        records::store(&self.pool, ctx, record).await
+    }
+
+    async fn mutate<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+        record: Record,
+    ) -> Result<(), StorageError> {
+        records::mutate(&self.pool, ctx, record).await
+    }
+
+    async fn delete<Record: Stored>(
+        &self,
+        ctx: &StorageContext,
+        key: String,
+    ) -> Result<(), StorageError> {
+        records::delete::<Record>(&self.pool, ctx, key).await
+    }
+}
+
+// Store of an id already present is a `Conflict` (store creates, mutate replaces); mutate of an
+// absent id is `NotFound`; delete of an absent id succeeds, so deletes can be retried.
+impl StorageAdapter for PostgresStorage {
+    async fn fetch_memories(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn fetch_messages(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn fetch_thoughts(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn fetch_tool_calls(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    // A tool holds its handler, which cannot be persisted: the runner's tools come from its
+    // builder, and this database has none to add.
+    async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    // A retrievable whose text was spooled into this database comes back from its JSON with a
+    // detached reader; it is re-attached here so its text can be read at once.
+    async fn fetch_retrievables(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<Retrievable>, StorageError> {
+        let fetched: Vec<Retrievable> = self.fetch(ctx).await?;
+        fetched
+            .into_iter()
+            .map(|retrievable| self.reattach(ctx, retrievable))
+            .collect()
+    }
+
+    async fn refresh_standing_instructions(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<StandingInstruction>, StorageError> {
+        self.fetch(ctx).await
+    }
+
+    async fn store_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError> {
+        self.store(ctx, memory).await
+    }
+
+    async fn mutate_memory(
+        &self,
+        ctx: &StorageContext,
+        memory: Memory,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, memory).await
+    }
+
+    async fn delete_memory(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Memory>(ctx, id).await
+    }
+
+    async fn store_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, message).await
+    }
+
+    async fn mutate_message(
+        &self,
+        ctx: &StorageContext,
+        message: Message,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, message).await
+    }
+
+    async fn delete_message(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Message>(ctx, id).await
+    }
+
+    async fn store_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, thought).await
+    }
+
+    async fn mutate_thought(
+        &self,
+        ctx: &StorageContext,
+        thought: Thought,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, thought).await
+    }
+
+    async fn delete_thought(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<Thought>(ctx, id).await
+    }
+
+    async fn store_tool_call(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, tool_call).await
+    }
+
+    async fn mutate_tool_call(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, tool_call).await
+    }
+
+    async fn delete_tool_call(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+        self.delete::<ToolCall>(ctx, id).await
+    }
+
+    async fn store_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, retrievable).await
+    }
+
+    async fn mutate_retrievable(
+        &self,
+        ctx: &StorageContext,
+        retrievable: Retrievable,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, retrievable).await
+    }
+
+    async fn delete_retrievable(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<(), StorageError> {
+        self.delete::<Retrievable>(ctx, id).await
+    }
+
+    async fn store_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.store(ctx, instruction).await
+    }
+
+    async fn mutate_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.mutate(ctx, instruction).await
+    }
+
+    async fn delete_standing_instruction(
+        &self,
+        ctx: &StorageContext,
+        instruction: StandingInstruction,
+    ) -> Result<(), StorageError> {
+        self.delete::<StandingInstruction>(ctx, instruction.render())
+            .await
+    }
+
+    async fn store_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<MediaReader, StorageError> {
+        blob::write(&self.pool, ctx, Conduit::Media, id.clone(), bytes).await?;
+        Ok(MediaReader::new(self.source(ctx, Conduit::Media, id)))
+    }
+
+    async fn store_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, StorageError> {
+        blob::write(&self.pool, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
+        Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
+    }
+}

@@ -1,0 +1,224 @@
+//! The six primitives as rows: one table each, the record kept as JSONB, read back through the
+//! primitive's own deserializer. Every statement is parameterized; only the table name, a
+//! constant, is formatted in.
+
+use deadpool_postgres::Pool;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_postgres::types::Json;
+
+use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
+use crate::storage::{Primitive, StorageContext, StorageError};
+
+use super::error::{PostgresError, backend, no_connection};
+use super::scope::Scope;
+
+/// A primitive stored in its own table, identified within its scope by its key.
+pub(super) trait Stored: Serialize + DeserializeOwned + Send + Sync + 'static {
+    const KIND: Primitive;
+    const TABLE: &'static str;
+    /// Standing instructions are identified by value: storing an equal one again is not a
+    /// conflict, it simply does not add a second copy.
+    const STORE_IS_IDEMPOTENT: bool = false;
+
+    /// The id, or for a standing instruction its text.
+    fn key(&self) -> String;
+}
+
+macro_rules! stored {
+    ($record:ty, $kind:expr, $table:literal) => {
+        impl Stored for $record {
+            const KIND: Primitive = $kind;
+            const TABLE: &'static str = $table;
+
+            fn key(&self) -> String {
+                self.id().to_owned()
+            }
+        }
+    };
+}
+
+stored!(Memory, Primitive::Memories, "adk_rs_memories");
+stored!(Message, Primitive::Messages, "adk_rs_messages");
+stored!(Thought, Primitive::Thoughts, "adk_rs_thoughts");
+stored!(ToolCall, Primitive::ToolCalls, "adk_rs_tool_calls");
+stored!(Retrievable, Primitive::Retrievables, "adk_rs_retrievables");
+
+impl Stored for StandingInstruction {
+    const KIND: Primitive = Primitive::StandingInstructions;
+    const TABLE: &'static str = "adk_rs_standing_instructions";
+    const STORE_IS_IDEMPOTENT: bool = true;
+
+    fn key(&self) -> String {
+        self.render()
+    }
+}
+
+// Serialized up front so that a record serde cannot express is reported as such, not as a
+// driver error in the middle of a statement.
+fn to_json<Record: Stored>(record: &Record, key: &str) -> Result<serde_json::Value, StorageError> {
+    serde_json::to_value(record).map_err(|source| {
+        StorageError::backend(PostgresError::Unserializable {
+            kind: Record::KIND.singular(),
+            id: key.to_owned(),
+            source,
+        })
+    })
+}
+
+pub(super) async fn fetch<Record: Stored>(
+    pool: &Pool,
+    ctx: &StorageContext,
+) -> Result<Vec<Record>, StorageError> {
+    let scope = Scope::of(ctx);
+    let operation = || format!("fetching the {} of `{}`", Record::KIND, scope.session);
+    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let statement = client
+        .prepare_cached(&format!(
+            "SELECT id, record FROM {} \
+             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+             ORDER BY sequence",
+            Record::TABLE
+        ))
+        .await
+        .map_err(backend(operation()))?;
+    let rows = client
+        .query(
+            &statement,
+            &[&scope.app, &scope.user, &scope.session, &scope.thread],
+        )
+        .await
+        .map_err(backend(operation()))?;
+    rows.into_iter()
+        .map(|row| {
+            let id: String = row.get(0);
+            let Json(json): Json<serde_json::Value> = row.get(1);
+            serde_json::from_value(json).map_err(|source| {
+                StorageError::backend(PostgresError::InvalidRecord {
+                    kind: Record::KIND.singular(),
+                    id,
+                    session_id: scope.session.clone(),
+                    source,
+                })
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn store<Record: Stored>(
+    pool: &Pool,
+    ctx: &StorageContext,
+    record: Record,
+) -> Result<(), StorageError> {
+    let key = record.key();
+    let json = to_json(&record, &key)?;
+    let scope = Scope::of(ctx);
+    let turn_id = ctx.turn_id().as_str();
+    let operation = || format!("storing {} `{key}`", Record::KIND.singular());
+    let client = pool.get().await.map_err(no_connection(operation()))?;
+    // One statement is one transaction: an id taken by another process at the same moment
+    // makes this insert add nothing rather than fail half-way.
+    let statement = client
+        .prepare_cached(&format!(
+            "INSERT INTO {} (app_name, user_id, session_id, thread_id, id, turn_id, record) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (app_name, user_id, session_id, thread_id, id) DO NOTHING",
+            Record::TABLE
+        ))
+        .await
+        .map_err(backend(operation()))?;
+    let inserted = client
+        .execute(
+            &statement,
+            &[
+                &scope.app,
+                &scope.user,
+                &scope.session,
+                &scope.thread,
+                &key,
+                &turn_id,
+                &Json(&json),
+            ],
+        )
+        .await
+        .map_err(backend(operation()))?;
+    if inserted == 0 && !Record::STORE_IS_IDEMPOTENT {
+        return Err(StorageError::Conflict {
+            kind: Record::KIND,
+            id: key,
+        });
+    }
+    Ok(())
+}
+
+pub(super) async fn mutate<Record: Stored>(
+    pool: &Pool,
+    ctx: &StorageContext,
+    record: Record,
+) -> Result<(), StorageError> {
+    let key = record.key();
+    let json = to_json(&record, &key)?;
+    let scope = Scope::of(ctx);
+    let turn_id = ctx.turn_id().as_str();
+    let operation = || format!("mutating {} `{key}`", Record::KIND.singular());
+    let client = pool.get().await.map_err(no_connection(operation()))?;
+    // An UPDATE keeps the row's sequence, so the record keeps its place in fetch order.
+    let statement = client
+        .prepare_cached(&format!(
+            "UPDATE {} SET record = $1, turn_id = $2 \
+             WHERE app_name = $3 AND user_id = $4 AND session_id = $5 AND thread_id = $6 \
+             AND id = $7",
+            Record::TABLE
+        ))
+        .await
+        .map_err(backend(operation()))?;
+    let changed = client
+        .execute(
+            &statement,
+            &[
+                &Json(&json),
+                &turn_id,
+                &scope.app,
+                &scope.user,
+                &scope.session,
+                &scope.thread,
+                &key,
+            ],
+        )
+        .await
+        .map_err(backend(operation()))?;
+    if changed == 0 {
+        return Err(StorageError::NotFound {
+            kind: Record::KIND,
+            id: key,
+        });
+    }
+    Ok(())
+}
+
+pub(super) async fn delete<Record: Stored>(
+    pool: &Pool,
+    ctx: &StorageContext,
+    key: String,
+) -> Result<(), StorageError> {
+    let scope = Scope::of(ctx);
+    let operation = || format!("deleting {} `{key}`", Record::KIND.singular());
+    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let statement = client
+        .prepare_cached(&format!(
+            "DELETE FROM {} \
+             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+             AND id = $5",
+            Record::TABLE
+        ))
+        .await
+        .map_err(backend(operation()))?;
+    client
+        .execute(
+            &statement,
+            &[&scope.app, &scope.user, &scope.session, &scope.thread, &key],
+        )
+        .await
+        .map_err(backend(operation()))?;
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! The versioned schema: numbered migrations, applied in order on connect by whichever process
+//! gets there first, and a refusal to work on a database migrated by a newer adk.
+
+use deadpool_postgres::Pool;
+
+use crate::storage::StorageError;
+
+use super::error::{PostgresError, backend, no_connection};
+
+/// One step of the schema. Steps are never edited once released: a change is a new step.
+struct Migration {
+    version: i64,
+    description: &'static str,
+    sql: &'static str,
+}
+
+// The six primitive tables share one shape; for standing instructions, which have no id, `id`
+// holds the instruction's text. They are prefixed `adk_rs_` so they sit beside the tables of a
+// Google ADK deployment (`sessions`, `events`, ...) in one database without a clash. Every row
+// is keyed by (app_name, user_id, session_id, thread_id), the identity of the turn that wrote
+// it; the ADK column names are reused so one vocabulary serves both families of tables. `sequence` is the insertion order fetches return (an UPDATE keeps it). Byte rows are
+// written outside any long transaction (see `blob.rs`): a blob is visible only once `complete`,
+// and at most one complete blob exists per id within its scope.
+const PRIMITIVES_AND_BYTES: &str = "
+CREATE TABLE adk_rs_memories (
+    sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    record JSONB NOT NULL,
+    UNIQUE (app_name, user_id, session_id, thread_id, id)
+);
+CREATE INDEX adk_rs_memories_in_order
+    ON adk_rs_memories (app_name, user_id, session_id, thread_id, sequence);
+CREATE TABLE adk_rs_messages (LIKE adk_rs_memories INCLUDING ALL);
+CREATE TABLE adk_rs_thoughts (LIKE adk_rs_memories INCLUDING ALL);
+CREATE TABLE adk_rs_tool_calls (LIKE adk_rs_memories INCLUDING ALL);
+CREATE TABLE adk_rs_retrievables (LIKE adk_rs_memories INCLUDING ALL);
+CREATE TABLE adk_rs_standing_instructions (LIKE adk_rs_memories INCLUDING ALL);
+
+CREATE TABLE adk_rs_blobs (
+    key BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    conduit TEXT NOT NULL CHECK (conduit IN ('media', 'retrievable')),
+    id TEXT NOT NULL,
+    complete BOOLEAN NOT NULL DEFAULT FALSE,
+    byte_length BIGINT NOT NULL DEFAULT 0,
+    chunk_count BIGINT NOT NULL DEFAULT 0,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX adk_rs_blobs_current
+    ON adk_rs_blobs (app_name, user_id, session_id, thread_id, conduit, id) WHERE complete;
+CREATE INDEX adk_rs_blobs_unfinished ON adk_rs_blobs (started_at) WHERE NOT complete;
+CREATE TABLE adk_rs_blob_chunks (
+    blob_key BIGINT NOT NULL REFERENCES adk_rs_blobs (key) ON DELETE CASCADE,
+    sequence BIGINT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (blob_key, sequence)
+);
+";
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    description: "the six primitives and the two byte conduits",
+    sql: PRIMITIVES_AND_BYTES,
+}];
+
+/// The newest schema version this code writes and reads.
+pub(super) const SCHEMA_VERSION: i64 = 1;
+
+// Any constant will do, as long as it is the same in every process: it serializes concurrent
+// migrations of one database (advisory locks are per database, held until the commit).
+const MIGRATION_LOCK: i64 = 0x6164_6b5f_7273_0001;
+
+/// Brings the database (or the configured schema in it) up to [`SCHEMA_VERSION`], refusing one
+/// that is already newer, then removes byte writes abandoned by crashed processes.
+pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), StorageError> {
+    let operation = "migrating the adk schema";
+    let mut client = pool.get().await.map_err(no_connection(operation))?;
+    let transaction = client.transaction().await.map_err(backend(operation))?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(backend("waiting for other processes' migrations"))?;
+    if let Some(schema) = schema {
+        // A plain identifier (checked by PostgresOptions::schema), so quoting it is enough.
+        transaction
+            .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
+            .await
+            .map_err(backend(format!("creating the schema `{schema}`")))?;
+    }
+    transaction
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS adk_rs_migrations (
+                version BIGINT PRIMARY KEY,
+                description TEXT NOT NULL,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+             )",
+        )
+        .await
+        .map_err(backend("creating the migrations table"))?;
+    let found: i64 = transaction
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM adk_rs_migrations",
+            &[],
+        )
+        .await
+        .map_err(backend("reading the schema version"))?
+        .get(0);
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::backend(PostgresError::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        }));
+    }
+    for migration in MIGRATIONS.iter().filter(|step| step.version > found) {
+        transaction
+            .batch_execute(migration.sql)
+            .await
+            .map_err(backend(format!(
+                "applying migration {} ({})",
+                migration.version, migration.description
+            )))?;
+        transaction
+            .execute(
+                "INSERT INTO adk_rs_migrations (version, description) VALUES ($1, $2)",
+                &[&migration.version, &migration.description],
+            )
+            .await
+            .map_err(backend("recording a migration"))?;
+    }
+    transaction.commit().await.map_err(backend(operation))?;
+    // A process killed during a streamed byte write leaves an incomplete blob nobody can see.
+    // A day is far longer than any upload, so nothing still being written is removed.
+    client
+        .execute(
+            "DELETE FROM adk_rs_blobs WHERE NOT complete AND started_at < now() - interval '1 day'",
+            &[],
+        )
+        .await
+        .map_err(backend("removing abandoned byte writes"))?;
+    Ok(())
+}

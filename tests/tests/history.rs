@@ -1,0 +1,177 @@
+//! Loading history: a fetch window asks for the last N records or those after a point, SQLite
+//! serves it from its index, a windowed fetch is exact whatever the adapter does, and a dispatch
+//! reads the turn's loaded history without its own changes leaking back into the turn.
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+
+use adk::TurnRunner;
+use adk::context::{DispatchContext, RawTurnContext, TurnContext};
+use adk::dispatch::executor_fn;
+use adk::pipeline::{BoxError, from_fn};
+use adk::primitives::{Message, StandingInstruction, ToolRegistry};
+use adk::sqlite::SqliteStorage;
+use adk::storage::{FetchWindow, SharedStorage, StorageAdapter, StorageContext};
+use adk_integration_tests::RecordingStorage;
+
+fn message(id: &str) -> Message {
+    Message::user(id, format!("text of {id}")).unwrap()
+}
+
+fn ids(messages: &[Message]) -> Vec<&str> {
+    messages.iter().map(Message::id).collect()
+}
+
+async fn sqlite_with_ten_messages() -> (SqliteStorage, StorageContext) {
+    let storage = SqliteStorage::in_memory().await.unwrap();
+    let ctx = StorageContext::new("conversation-1");
+    for n in 0..10 {
+        storage
+            .store_message(&ctx, message(&format!("m{n}")))
+            .await
+            .unwrap();
+    }
+    // Another conversation's records never enter a window.
+    let other = StorageContext::new("conversation-2");
+    storage.store_message(&other, message("x9")).await.unwrap();
+    (storage, ctx)
+}
+
+#[tokio::test]
+async fn sqlite_serves_the_last_n_messages_oldest_first() {
+    let (storage, ctx) = sqlite_with_ten_messages().await;
+    // A mutate keeps the record's place, so it does not move into or out of the window.
+    storage
+        .mutate_message(&ctx, Message::user("m8", "edited").unwrap())
+        .await
+        .unwrap();
+    let window = ctx.clone().with_fetch_window(FetchWindow::Last(3));
+    let fetched = storage.fetch_messages(&window).await.unwrap();
+    assert_eq!(ids(&fetched), ["m7", "m8", "m9"]);
+    assert_eq!(
+        fetched[1].content().unwrap().render(),
+        "edited",
+        "the window returns the current record"
+    );
+    let all = ctx.clone().with_fetch_window(FetchWindow::Last(50));
+    assert_eq!(storage.fetch_messages(&all).await.unwrap().len(), 10);
+    let none = ctx.clone().with_fetch_window(FetchWindow::Last(0));
+    assert!(storage.fetch_messages(&none).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn sqlite_serves_the_messages_after_a_point_and_everything_for_an_unknown_point() {
+    let (storage, ctx) = sqlite_with_ten_messages().await;
+    let after = ctx
+        .clone()
+        .with_fetch_window(FetchWindow::After("m6".into()));
+    assert_eq!(
+        ids(&storage.fetch_messages(&after).await.unwrap()),
+        ["m7", "m8", "m9"]
+    );
+    let unknown = ctx
+        .clone()
+        .with_fetch_window(FetchWindow::After("x9".into()));
+    assert_eq!(storage.fetch_messages(&unknown).await.unwrap().len(), 10);
+}
+
+#[tokio::test]
+async fn sqlite_fetches_standing_instructions_whole_under_a_window() {
+    let storage = SqliteStorage::in_memory().await.unwrap();
+    let ctx = StorageContext::new("conversation-1");
+    for text in ["one", "two", "three"] {
+        storage
+            .store_standing_instruction(&ctx, StandingInstruction::from(text))
+            .await
+            .unwrap();
+    }
+    let window = ctx.with_fetch_window(FetchWindow::Last(1));
+    assert_eq!(
+        storage
+            .refresh_standing_instructions(&window)
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_windowed_fetch_is_trimmed_to_the_window_when_the_adapter_ignores_it() {
+    let storage = RecordingStorage::with_messages((0..6).map(|n| message(&format!("m{n}"))));
+    let ctx = TurnContext::new(
+        RawTurnContext::new("conversation-1", "You are a test."),
+        SharedStorage::new(storage.clone()),
+        ToolRegistry::new(),
+    )
+    .unwrap();
+    let last = ctx
+        .fetch_messages_within(FetchWindow::Last(2))
+        .await
+        .unwrap();
+    assert_eq!(ids(&last), ["m4", "m5"]);
+    let after = ctx
+        .fetch_messages_within(FetchWindow::After("m3".into()))
+        .await
+        .unwrap();
+    assert_eq!(ids(&after), ["m4", "m5"]);
+    assert_eq!(
+        ctx.fetch_messages_within(FetchWindow::All)
+            .await
+            .unwrap()
+            .len(),
+        6
+    );
+}
+
+#[tokio::test]
+async fn a_dispatch_sees_the_loaded_history_and_its_direct_edits_stay_its_own() {
+    let storage = RecordingStorage::with_messages((0..4).map(|n| message(&format!("m{n}"))));
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        .turn_input(from_fn(|ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                let history = ctx.fetch_messages_within(FetchWindow::Last(3)).await?;
+                ctx.messages.extend(history);
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .dispatch_input(from_fn(|ctx: &mut DispatchContext, next| {
+            Box::pin(async move {
+                // Prompt packing: the model sees less, the turn keeps its history.
+                ctx.messages.remove("m1");
+                ctx.messages
+                    .replace(Message::user("m2", "shortened").unwrap());
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                let seen: Vec<&str> = ctx.messages.iter().map(Message::id).collect();
+                assert_eq!(seen, ["m2", "m3"]);
+                ctx.store_message(Message::assistant("reply", "hello").unwrap())
+                    .await?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "You are a test."))
+        .await
+        .unwrap();
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    let turn: Vec<&str> = outcome.context.messages.iter().map(Message::id).collect();
+    assert_eq!(turn, ["m1", "m2", "m3", "reply"]);
+    assert_eq!(
+        outcome
+            .context
+            .messages
+            .get("m2")
+            .unwrap()
+            .content()
+            .unwrap()
+            .render(),
+        "text of m2"
+    );
+}
