@@ -23,6 +23,7 @@ extern crate self as adk;
 
 pub mod bytes;
 pub mod context;
+pub mod declarations;
 pub mod dispatch;
 pub mod events;
 pub mod gate;
@@ -48,6 +49,8 @@ pub mod storage;
 #[doc(hidden)]
 pub mod __private {
     pub mod middleware;
+    pub mod stash;
+    pub use inventory;
 }
 
 pub use context::{DispatchContext, RawTurnContext, TurnContext};

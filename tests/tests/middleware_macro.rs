@@ -233,3 +233,81 @@ async fn an_underscore_next_compiles_and_short_circuits_at_run_time() {
 
     assert_eq!(run.outcome, Downstream::ShortCircuited);
 }
+
+/// Runs the rest of the chain and records nothing, so tests using it share no log.
+#[adk::middleware(pipeline = turn_input)]
+async fn passes_through(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_short_circuit_names_the_middleware_by_its_fn_name_counted_from_one() {
+    let mut stack = Stack::<TurnInput>::new();
+    stack.push(passes_through);
+    stack.push(never_continues);
+    let mut ctx = turn_context();
+
+    let run = stack.run(&mut ctx).await;
+
+    let by = run.short_circuited_by.expect("the walk short-circuited");
+    assert_eq!((by.position, by.name), (1, "never_continues"));
+    assert_eq!(by.to_string(), "middleware #2 `never_continues`");
+}
+
+#[tokio::test]
+async fn the_runner_reports_a_short_circuit_and_a_failure_with_the_middleware_name() {
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .turn_input(never_continues)
+        .build();
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "Be brief."))
+        .await
+        .expect("the raw turn context is valid");
+    let TurnStatus::Failed(error) = &outcome.status else {
+        panic!("expected a failed turn: {:?}", outcome.status);
+    };
+    assert!(
+        error
+            .message()
+            .contains("the `turn_input` pipeline short-circuited: middleware #1 `never_continues`"),
+        "{}",
+        error.message()
+    );
+
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .turn_input(passes_through)
+        .turn_input(fails_with_its_own_error)
+        .build();
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "Be brief."))
+        .await
+        .expect("the raw turn context is valid");
+    let TurnStatus::Failed(error) = &outcome.status else {
+        panic!("expected a failed turn: {:?}", outcome.status);
+    };
+    assert!(
+        error.message().starts_with(
+            "middleware #2 `fails_with_its_own_error` of the `turn_input` pipeline failed"
+        ),
+        "{}",
+        error.message()
+    );
+}

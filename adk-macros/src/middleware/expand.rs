@@ -59,6 +59,7 @@ pub(crate) fn middleware(
     let body_function = body_function(function, TokenStream::new());
     let context = signature.context;
     let output = signature.output;
+    let name_text = syn::ext::IdentExt::unraw(name).to_string();
     let impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
         // Spanned at the user's context type: an alias of the wrong context fails here, with
@@ -89,6 +90,10 @@ pub(crate) fn middleware(
                     let ctx = #cast_context;
                     let next = #cast_next;
                     #boxed
+                }
+
+                fn name(&self) -> &'static str {
+                    #name_text
                 }
             }
         }

@@ -66,6 +66,9 @@ pub(crate) fn stash_key(input: TokenStream) -> TokenStream {
         );
         validate::check_path(path, &usage, &mut errors).or_else(|| path.literal())
     });
+    if let Some(value_type) = &key.value_type {
+        validate::check_value_type(value_type, &mut errors);
+    }
     let errors = errors.into_compile_errors();
     expand::single_key(key.value_type.as_ref(), literal, errors)
 }
@@ -74,9 +77,15 @@ pub(crate) fn stash_key(input: TokenStream) -> TokenStream {
 pub(crate) fn stash_keys(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let items = parse::key_group(input, &mut errors);
-    validate::check_group(&items, &mut errors);
+    let valid = validate::check_group(&items, &mut errors);
     let errors = errors.into_compile_errors();
-    expand::key_group(&items, errors)
+    // With any error in the group nothing is declared: the crate does not compile anyway, and a
+    // value-type assertion would only add to the errors already shown.
+    let declarable: Vec<bool> = valid
+        .iter()
+        .map(|valid| *valid && errors.is_none())
+        .collect();
+    expand::key_group(&items, &declarable, errors)
 }
 
 #[cfg(test)]
@@ -103,14 +112,36 @@ mod tests {
     }
 
     #[test]
-    fn a_valid_key_expands_to_a_bare_constructor_call() {
+    fn a_valid_key_asserts_its_type_registers_itself_and_ends_in_the_constructor() {
         let expansion = stash_key(quote!("my-org.count" => Vec<String>));
-        let expected = quote!(::adk::StashKey::<Vec<String>>::__from_checked_literal(
-            "my-org.count"
-        ));
-        assert_eq!(
-            syn::parse2::<syn::Expr>(expansion).expect("the expansion is an expression"),
-            syn::parse2::<syn::Expr>(expected).expect("the expectation is an expression")
+        let block = syn::parse2::<syn::Block>(expansion).expect("the expansion is a block");
+        let text = quote!(#block).to_string();
+        assert!(
+            text.contains("assert_stash_value :: < Vec < String > > ()"),
+            "{text}"
+        );
+        assert!(text.contains("inventory :: submit !"), "{text}");
+        assert!(text.contains("path : \"my-org.count\""), "{text}");
+        assert!(
+            text.ends_with(":: __from_checked_literal (\"my-org.count\") }"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_borrowed_value_type_is_refused_with_the_owned_type() {
+        let mut errors = Errors::default();
+        validate::check_value_type(&syn::parse_quote!(&'static str), &mut errors);
+        validate::check_value_type(&syn::parse_quote!(&[u8]), &mut errors);
+        let messages = errors.messages();
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert!(
+            messages[0].contains("store `String` instead of `&'static str`"),
+            "{messages:#?}"
+        );
+        assert!(
+            messages[1].contains("store `Vec<u8>` instead of `&[u8]`"),
+            "{messages:#?}"
         );
     }
 
@@ -129,13 +160,14 @@ mod tests {
             #[allow(dead_code)]
             pub(crate) COUNT: "my-org.count" => u32,
         });
+        let text = expansion.to_string();
         let expected = quote! {
             /// Docs.
             #[allow(dead_code)]
             pub(crate) const COUNT: ::adk::StashKey<u32> =
-                ::adk::StashKey::<u32>::__from_checked_literal("my-org.count");
         };
-        assert_eq!(expansion.to_string(), expected.to_string());
+        assert!(text.starts_with(&expected.to_string()), "{text}");
+        assert!(text.contains("inventory :: submit !"), "{text}");
     }
 
     #[test]

@@ -62,7 +62,9 @@ pub(crate) enum PathProblem {
         path: String,
         segment: String,
         characters: Vec<char>,
-        suggestion: String,
+        /// `None` when a letter has no ASCII spelling the macro knows (`größe` has one,
+        /// `数量` does not): a guess that drops letters would be worse than none.
+        suggestion: Option<String>,
     },
 }
 
@@ -148,8 +150,12 @@ impl fmt::Display for PathProblem {
                 write!(
                     formatter,
                     "segment `{segment}` of stash path `{path}` contains {listed}; segments may \
-                     only contain ASCII letters, digits, `_` and `-`: `\"{suggestion}\"`"
-                )
+                     only contain ASCII letters, digits, `_` and `-`"
+                )?;
+                match suggestion {
+                    Some(suggestion) => write!(formatter, ": `\"{suggestion}\"`"),
+                    None => write!(formatter, "; name the segment in ASCII"),
+                }
             }
         }
     }
@@ -255,11 +261,14 @@ pub(crate) fn path_problems(path: &str) -> Vec<PathProblem> {
             }
         }
         if !characters.is_empty() {
+            let spelled = characters.iter().all(|character| {
+                !character.is_alphabetic() || transliteration(*character).is_some()
+            });
             problems.push(PathProblem::InvalidCharacters {
                 path: path.to_owned(),
                 segment: segment.to_owned(),
                 characters,
-                suggestion: suggestion.clone(),
+                suggestion: spelled.then(|| suggestion.clone()),
             });
         }
         index += 1;
@@ -295,13 +304,69 @@ pub(crate) fn suggested_path(path: &str) -> String {
     }
 }
 
+/// The ASCII spelling of a Latin letter with a diacritic, as a German or French writer would
+/// spell it without one (`ö` is `oe`, `é` is `e`); `None` for letters of other scripts.
+fn transliteration(character: char) -> Option<&'static str> {
+    Some(match character {
+        'ä' => "ae",
+        'ö' => "oe",
+        'ü' => "ue",
+        'Ä' => "Ae",
+        'Ö' => "Oe",
+        'Ü' => "Ue",
+        'ß' => "ss",
+        'æ' => "ae",
+        'Æ' => "Ae",
+        'œ' => "oe",
+        'Œ' => "Oe",
+        'ø' => "o",
+        'Ø' => "O",
+        'å' => "a",
+        'Å' => "A",
+        'à' | 'á' | 'â' | 'ã' | 'ā' | 'ă' | 'ą' => "a",
+        'À' | 'Á' | 'Â' | 'Ã' | 'Ā' => "A",
+        'ç' | 'ć' | 'č' => "c",
+        'Ç' | 'Ć' | 'Č' => "C",
+        'ď' | 'đ' => "d",
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ę' | 'ě' => "e",
+        'È' | 'É' | 'Ê' | 'Ë' | 'Ē' => "E",
+        'ğ' => "g",
+        'ì' | 'í' | 'î' | 'ï' | 'ī' | 'ı' => "i",
+        'Ì' | 'Í' | 'Î' | 'Ï' | 'İ' => "I",
+        'ł' | 'ľ' => "l",
+        'Ł' => "L",
+        'ñ' | 'ń' | 'ň' => "n",
+        'Ñ' => "N",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ō' | 'ő' => "o",
+        'Ò' | 'Ó' | 'Ô' | 'Õ' => "O",
+        'ř' => "r",
+        'ś' | 'š' | 'ş' => "s",
+        'Ś' | 'Š' | 'Ş' => "S",
+        'ť' | 'ţ' => "t",
+        'ù' | 'ú' | 'û' | 'ū' | 'ů' | 'ű' => "u",
+        'Ù' | 'Ú' | 'Û' => "U",
+        'ý' | 'ÿ' => "y",
+        'Ý' => "Y",
+        'ź' | 'ż' | 'ž' => "z",
+        'Ź' | 'Ż' | 'Ž' => "Z",
+        _ => return None,
+    })
+}
+
 /// Replaces each run of disallowed characters inside a segment by one `-`, dropping runs at
-/// either end (`" my org "` becomes `my-org`).
+/// either end (`" my org "` becomes `my-org`); Latin letters with diacritics are spelled in
+/// ASCII first (`größe` becomes `groesse`).
 fn clean_segment(raw: &str) -> String {
     let mut cleaned = String::new();
     let mut pending_separator = false;
     for character in raw.chars() {
-        if is_allowed(character) {
+        if let Some(spelled) = transliteration(character) {
+            if pending_separator && !cleaned.is_empty() {
+                cleaned.push('-');
+            }
+            pending_separator = false;
+            cleaned.push_str(spelled);
+        } else if is_allowed(character) {
             if pending_separator && !cleaned.is_empty() {
                 cleaned.push('-');
             }
@@ -389,12 +454,36 @@ pub(crate) fn check_path<'a>(
     }
 }
 
+/// Refuses a borrowed value type where the key is declared, with the owned type to write.
+/// Other types that are not stash data (`Instant`) are refused by the type system, through the
+/// assertion the expansion places at the type.
+pub(crate) fn check_value_type(value_type: &syn::Type, errors: &mut Errors) {
+    let syn::Type::Reference(reference) = value_type else {
+        return;
+    };
+    let owned = match &*reference.elem {
+        syn::Type::Path(path) if path.path.is_ident("str") => "String".to_owned(),
+        syn::Type::Path(path) if path.path.is_ident("Path") => "PathBuf".to_owned(),
+        syn::Type::Slice(slice) => format!("Vec<{}>", super::parse::display_tokens(&slice.elem)),
+        other => super::parse::display_tokens(other),
+    };
+    errors.at(
+        value_type,
+        format!(
+            "a stash value is owned data that outlives the turn, so it cannot be a borrow; \
+             store `{owned}` instead of `{}`",
+            super::parse::display_tokens(value_type)
+        ),
+    );
+}
+
 /// Checks every key of a `stash_keys!` group on its own, then the valid ones against each
 /// other. Returns, per key, whether its path is valid.
 pub(crate) fn check_group(items: &[KeyItem], errors: &mut Errors) -> Vec<bool> {
     let mut valid_keys: Vec<(&KeyItem, &LitStr)> = Vec::new();
     let mut validity = Vec::with_capacity(items.len());
     for item in items {
+        check_value_type(&item.value_type, errors);
         let usage = format!("{}: \"my-org.count\" => u32", item.name);
         match check_path(&item.path, &usage, errors) {
             Some(literal) => {
@@ -612,9 +701,31 @@ mod tests {
                 path: "my-org.a/b/c@d".into(),
                 segment: "a/b/c@d".into(),
                 characters: vec!['/', '@'],
-                suggestion: "my-org.a-b-c-d".into(),
+                suggestion: Some("my-org.a-b-c-d".into()),
             }]
         );
+    }
+
+    #[test]
+    fn latin_letters_with_diacritics_are_spelled_in_ascii() {
+        assert_eq!(suggested_path("my-org.größe"), "my-org.groesse");
+        assert_eq!(suggested_path("café.crème"), "cafe.creme");
+        let text = path_problems("my-org.größe")[0].to_string();
+        assert!(text.ends_with("`\"my-org.groesse\"`"), "{text}");
+    }
+
+    #[test]
+    fn letters_without_an_ascii_spelling_get_no_guess() {
+        let problems = path_problems("my-org.数量");
+        assert!(matches!(
+            &problems[..],
+            [PathProblem::InvalidCharacters {
+                suggestion: None,
+                ..
+            }]
+        ));
+        let text = problems[0].to_string();
+        assert!(text.ends_with("name the segment in ASCII"), "{text}");
     }
 
     #[test]

@@ -20,3 +20,4 @@ pub use turn::TurnContext;
 pub use tokio_util::sync::CancellationToken;
 
 pub(crate) use dispatch::Signal;
+pub(crate) use storage_methods::auto_spool;

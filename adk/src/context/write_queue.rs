@@ -24,6 +24,11 @@ pub(crate) enum Delta {
     StoreInstruction(StandingInstruction),
     MutateInstruction(StandingInstruction),
     DeleteInstruction(StandingInstruction),
+    /// The calls named by `ids` leave; `replacements` stand where the first of them stood.
+    ReplaceToolCallGroup {
+        ids: Vec<String>,
+        replacements: Vec<ToolCall>,
+    },
 }
 
 /// The collections a change can be applied to: both contexts have them.
@@ -46,9 +51,37 @@ fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change
     }
 }
 
+// Removes the records named by `ids` and puts `replacements` where the first of them stood (at
+// the end when none was present), keeping every other record's place.
+fn replace_group<T: super::Record>(
+    collection: &mut Collection<T>,
+    ids: &[String],
+    replacements: Vec<T>,
+) {
+    let records: Vec<T> = collection.iter().cloned().collect();
+    let position = records
+        .iter()
+        .position(|record| ids.iter().any(|id| id == record.record_id()));
+    let mut kept: Vec<T> = records
+        .into_iter()
+        .filter(|record| !ids.iter().any(|id| id == record.record_id()))
+        .collect();
+    let at = match position {
+        // Records before the first removed one are all kept, so its index is unchanged.
+        Some(position) => position,
+        None => kept.len(),
+    };
+    kept.splice(at..at, replacements);
+    collection.clear();
+    collection.extend(kept);
+}
+
 impl Delta {
     pub(crate) fn apply(self, target: CollectionsMut<'_>) {
         match self {
+            Self::ReplaceToolCallGroup { ids, replacements } => {
+                replace_group(target.tool_calls, &ids, replacements);
+            }
             Self::Message(change) => apply_change(target.messages, change),
             Self::Memory(change) => apply_change(target.memories, change),
             Self::Thought(change) => apply_change(target.thoughts, change),

@@ -27,7 +27,7 @@ pub use tools::ToolExecutionError;
 use crate::context::{AbortReason, DispatchContext, Signal, TurnContext};
 use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};
 use crate::pipeline::{
-    DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, Stack,
+    DispatchInput, DispatchOutput, Downstream, Panicked, PipelineContext, PipelineRun, Stack,
 };
 
 /// The iteration bound a runner uses unless `TurnRunnerBuilder::max_iterations` says otherwise.
@@ -77,8 +77,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let mut completed_iterations = 0;
     // Counted as the events count them: every iteration that began, the ending one included.
     let mut started_iterations = 0;
-    let mut dispatch_error: Option<TurnError> = None;
-    while !ctx.is_aborted() && !ctx.is_signalled() {
+    let mut dispatch_error: Option<TurnError> = spool_preloaded(&mut ctx).await.err();
+    while dispatch_error.is_none() && !ctx.is_aborted() && !ctx.is_signalled() {
         if completed_iterations >= plan.max_iterations {
             dispatch_error = Some(TurnError::new(
                 ErrorCode::IterationLimitExceeded,
@@ -99,7 +99,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         });
         started_iterations += 1;
 
-        let input = plan.input.run(&mut ctx).await.outcome;
+        let input = plan.input.run(&mut ctx).await;
         if let Some(error) = pipeline_error(&mut ctx, input, "dispatch_input") {
             dispatch_error = Some(error);
             break;
@@ -135,7 +135,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
 
-        let output = plan.output.run(&mut ctx).await.outcome;
+        let output = plan.output.run(&mut ctx).await;
         if let Some(error) = pipeline_error(&mut ctx, output, "dispatch_output") {
             dispatch_error = Some(error);
             break;
@@ -198,6 +198,40 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     }
 }
 
+/// Auto-spools the retrievables the dispatch starts with (spec 5.6, "dispatch preload"): those
+/// the turn holds with static, non-inline text — added to the turn directly rather than stored
+/// through a context — reach the executor spooled, like every stored or fetched one. The turn's
+/// own collection is left as it is. A failed spool ends the dispatch before its first
+/// iteration.
+async fn spool_preloaded(ctx: &mut DispatchContext) -> Result<(), TurnError> {
+    let unspooled: Vec<_> = ctx
+        .retrievables
+        .iter()
+        .filter(|retrievable| retrievable.spoolable_text().is_some())
+        .cloned()
+        .collect();
+    for retrievable in unspooled {
+        let id = retrievable.id().to_owned();
+        let spooled = crate::context::auto_spool(
+            &ctx.shared.storage,
+            &ctx.shared.storage_context,
+            retrievable,
+        )
+        .await
+        .map_err(|error| {
+            TurnError::new(
+                ErrorCode::DispatchPipelineError,
+                format!(
+                    "auto-spooling the retrievable `{id}` the dispatch started with failed: {error}"
+                ),
+            )
+            .with_source(error)
+        })?;
+        ctx.retrievables.replace(spooled);
+    }
+    Ok(())
+}
+
 /// An acknowledged dispatch hands its queued writes to the turn; anything else drops them.
 fn settle_queue(ctx: &mut DispatchContext, turn: &mut TurnContext) {
     if ctx.is_acked() && !ctx.is_aborted() {
@@ -211,23 +245,30 @@ fn settle_queue(ctx: &mut DispatchContext, turn: &mut TurnContext) {
 /// or a short-circuit that no abort or signal explains.
 fn pipeline_error(
     ctx: &mut DispatchContext,
-    outcome: Downstream,
+    run: PipelineRun,
     pipeline: &'static str,
 ) -> Option<TurnError> {
-    match outcome {
+    match run.outcome {
         Downstream::Failed => ctx.pipeline_failure.take(),
         Downstream::ShortCircuited if !ctx.is_aborted() && !ctx.is_signalled() => {
-            Some(short_circuited(pipeline))
+            Some(short_circuited(pipeline, run.short_circuited_by))
         }
         _ => None,
     }
 }
 
-pub(crate) fn short_circuited(pipeline: &'static str) -> TurnError {
+pub(crate) fn short_circuited(
+    pipeline: &'static str,
+    by: Option<crate::pipeline::ShortCircuit>,
+) -> TurnError {
+    let culprit = match by {
+        Some(by) => format!("{by}"),
+        None => "a middleware".to_owned(),
+    };
     TurnError::new(
         ErrorCode::PipelineShortCircuited,
         format!(
-            "the `{pipeline}` pipeline short-circuited: a middleware returned without calling \
+            "the `{pipeline}` pipeline short-circuited: {culprit} returned without calling \
              `next.run(ctx).await` and without aborting; call `next`, or use `ctx.abort(reason)` \
              for an intentional refusal"
         ),

@@ -4,13 +4,13 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use futures_util::FutureExt;
 
 use super::{
     BoxError, BoxFuture, Downstream, FailureCause, Middleware, MiddlewareFailure, Pipeline,
-    PipelineContext,
+    PipelineContext, ShortCircuit,
 };
 
 /// A middleware with its pipeline erased: stacks are stored per context type so `Next` does not
@@ -21,6 +21,8 @@ trait Layer<C>: Send + Sync {
         ctx: &'a mut C,
         next: Next<'a, C>,
     ) -> BoxFuture<'a, Result<(), BoxError>>;
+
+    fn name(&self) -> &'static str;
 }
 
 struct Registered<P, M> {
@@ -35,6 +37,10 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
         next: Next<'a, P::Context>,
     ) -> BoxFuture<'a, Result<(), BoxError>> {
         self.middleware.handle(ctx, next)
+    }
+
+    fn name(&self) -> &'static str {
+        self.middleware.name()
     }
 }
 
@@ -101,6 +107,7 @@ impl<P: Pipeline> Stack<P> {
             layers: &self.layers,
             failed: AtomicBool::new(false),
             last_completed: AtomicU64::new(NOT_RUN),
+            short_circuited_at: AtomicUsize::new(NONE),
         };
         let first_layer_saw = run_layer(&bookkeeping, 0, ctx).await;
         // A failure anywhere fails the run, even when an upstream middleware swallowed it; an
@@ -112,7 +119,22 @@ impl<P: Pipeline> Stack<P> {
         } else {
             first_layer_saw
         };
-        PipelineRun { outcome }
+        let short_circuited_by = match (
+            outcome,
+            bookkeeping.short_circuited_at.load(Ordering::Relaxed),
+        ) {
+            (Downstream::ShortCircuited, position) if position != NONE => {
+                self.layers.get(position).map(|layer| ShortCircuit {
+                    position,
+                    name: layer.name(),
+                })
+            }
+            _ => None,
+        };
+        PipelineRun {
+            outcome,
+            short_circuited_by,
+        }
     }
 }
 
@@ -123,6 +145,8 @@ pub struct PipelineRun {
     /// `ShortCircuited` when the end was not reached without an abort: the runner reports
     /// that as `E_PIPELINE_SHORT_CIRCUITED`.
     pub outcome: Downstream,
+    /// With `ShortCircuited`, the middleware that returned without running `next`.
+    pub short_circuited_by: Option<ShortCircuit>,
 }
 
 /// The state of one walk, shared by every `Next` of it.
@@ -136,7 +160,11 @@ struct Bookkeeping<'walk, C> {
     /// exactly when `k` ran its `next` to completion. One slot for the whole walk keeps `Next`
     /// at two words, which keeps every middleware's boxed future small.
     last_completed: AtomicU64,
+    /// The first (innermost) middleware that returned without running `next`, or `NONE`.
+    short_circuited_at: AtomicUsize,
 }
+
+const NONE: usize = usize::MAX;
 
 const NOT_RUN: u64 = 0;
 
@@ -238,7 +266,17 @@ async fn run_layer<C: PipelineContext>(
                     Some(outcome) => outcome,
                     // The middleware did not run `next`: an abort explains that, nothing else.
                     None if ctx.is_aborted() => Downstream::Aborted,
-                    None => Downstream::ShortCircuited,
+                    None => {
+                        // The innermost short-circuit is the one to name: upstream middleware
+                        // only pass its outcome on.
+                        let _ = bookkeeping.short_circuited_at.compare_exchange(
+                            NONE,
+                            position,
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        );
+                        Downstream::ShortCircuited
+                    }
                 };
             }
             // Returning the abort error is an abort, not a failure: no error is reported.
@@ -252,6 +290,7 @@ async fn run_layer<C: PipelineContext>(
         ctx.report_failure(MiddlewareFailure {
             pipeline: bookkeeping.pipeline,
             position,
+            name: layer.name(),
             cause,
         });
         Downstream::Failed
@@ -310,6 +349,7 @@ mod tests {
             layers: &stack.layers,
             failed: AtomicBool::new(false),
             last_completed: AtomicU64::new(NOT_RUN),
+            short_circuited_at: AtomicUsize::new(NONE),
         };
         let next = Next {
             bookkeeping: &bookkeeping,

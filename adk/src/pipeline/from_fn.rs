@@ -72,4 +72,8 @@ where
     ) -> BoxFuture<'a, Result<(), BoxError>> {
         (self.function)(ctx, next)
     }
+
+    fn name(&self) -> &'static str {
+        "from_fn closure"
+    }
 }

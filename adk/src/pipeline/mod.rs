@@ -30,6 +30,7 @@ use std::pin::Pin;
 
 pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
+
 pub use from_fn::{FromFn, from_fn};
 
 /// The error type middleware return: any error, boxed. `?` converts your own errors into it.
@@ -83,8 +84,11 @@ pub trait PipelineContext: Send + 'static {
 pub struct MiddlewareFailure {
     /// The pipeline it ran in.
     pub pipeline: &'static str,
-    /// Its position in the pipeline, counted from zero in registration order.
+    /// Its position in the pipeline, counted from zero in registration order. Messages count
+    /// from one, as users do: position 0 is "middleware #1".
     pub position: usize,
+    /// Its name: the fn name for `#[middleware]`, see [`Middleware::name`].
+    pub name: &'static str,
     /// What went wrong.
     pub cause: FailureCause,
 }
@@ -102,8 +106,11 @@ impl MiddlewareFailure {
     /// The failure as the error the runner reports, under `code`.
     pub fn into_turn_error(self, code: crate::events::ErrorCode) -> crate::events::TurnError {
         let message = format!(
-            "middleware #{} of the `{}` pipeline failed: {}",
-            self.position, self.pipeline, self.cause
+            "middleware #{} `{}` of the `{}` pipeline failed: {}",
+            self.position + 1,
+            self.name,
+            self.pipeline,
+            self.cause
         );
         let error = crate::events::TurnError::new(code, message);
         match self.cause {
@@ -189,6 +196,40 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
     ) -> BoxFuture<'a, Result<(), BoxError>>;
+
+    /// The name run-time errors use for this middleware (`E_PIPELINE_SHORT_CIRCUITED`, a
+    /// failure). `#[middleware]` returns the fn name; the default is the type's name without
+    /// its module path.
+    fn name(&self) -> &'static str {
+        short_type_name(std::any::type_name::<Self>())
+    }
+}
+
+/// `my_crate::auth::Guard<u32>` as `Guard<u32>`: the last path segment before any generics.
+fn short_type_name(full: &'static str) -> &'static str {
+    let generics = full.find('<').unwrap_or(full.len());
+    let start = full[..generics].rfind("::").map_or(0, |cut| cut + 2);
+    &full[start..]
+}
+
+/// Where a pipeline short-circuited: the middleware that returned without running `next`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShortCircuit {
+    /// Its position, counted from zero in registration order (messages count from one).
+    pub position: usize,
+    /// Its name, see [`Middleware::name`].
+    pub name: &'static str,
+}
+
+impl fmt::Display for ShortCircuit {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "middleware #{} `{}`",
+            self.position + 1,
+            self.name
+        )
+    }
 }
 
 macro_rules! pipeline_marker {

@@ -190,11 +190,20 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     }
 
     /// Builds the runner. Compiles only once `.storage(..)` and `.executor(..)` were called.
+    ///
+    /// # Panics
+    ///
+    /// In debug builds only, when two stash keys declared anywhere in the program disagree (one
+    /// path with two types, or a path under another); see
+    /// [`crate::stash::check_declared_keys`]. Such keys lose data silently at run time, so the
+    /// check runs before any turn can.
     pub fn build(self) -> TurnRunner
     where
         S: HasStorage,
         X: HasExecutor,
     {
+        #[cfg(debug_assertions)]
+        crate::stash::assert_declared_keys_agree();
         TurnRunner::from_parts(RunnerParts {
             storage: self.storage.into_storage(),
             executor: self.executor.into_executor(),

@@ -20,7 +20,9 @@ pub use outcome::{TurnOutcome, TurnStatus};
 use crate::context::{InvalidTurnContext, RawTurnContext, TurnContext};
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
 use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnError};
-use crate::pipeline::{DispatchInput, DispatchOutput, Downstream, Stack, TurnInput, TurnOutput};
+use crate::pipeline::{
+    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
+};
 use crate::primitives::{Tool, ToolRegistry};
 use crate::storage::SharedStorage;
 
@@ -159,8 +161,7 @@ impl TurnRunner {
                     "adk.pipeline",
                     pipeline = "turn_input"
                 ))
-                .await
-                .outcome;
+                .await;
             if !self.pipeline_went_through(ctx, input, "turn_input") {
                 return None;
             }
@@ -194,8 +195,7 @@ impl TurnRunner {
                     "adk.pipeline",
                     pipeline = "turn_output"
                 ))
-                .await
-                .outcome;
+                .await;
             self.pipeline_went_through(ctx, output, "turn_output");
             Some(report)
         }
@@ -215,12 +215,13 @@ impl TurnRunner {
     fn pipeline_went_through(
         &self,
         ctx: &TurnContext,
-        outcome: Downstream,
+        run: PipelineRun,
         pipeline: &'static str,
     ) -> bool {
-        if outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
-            ctx.shared.report_error(short_circuited(pipeline));
+        if run.outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
+            ctx.shared
+                .report_error(short_circuited(pipeline, run.short_circuited_by));
         }
-        outcome == Downstream::Completed && !ctx.is_aborted()
+        run.outcome == Downstream::Completed && !ctx.is_aborted()
     }
 }

@@ -594,4 +594,15 @@ impl StorageAdapter for SqliteStorage {
         blob::write(&self.workers, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
         Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
     }
+
+    // Atomic: the deletes and the stores are one transaction, so a failure (a replacement whose
+    // id is already stored, say) changes nothing.
+    async fn replace_tool_call_group(
+        &self,
+        ctx: &StorageContext,
+        ids: Vec<String>,
+        replacements: Vec<ToolCall>,
+    ) -> Result<(), StorageError> {
+        records::replace_tool_call_group(&self.workers, ctx, ids, replacements).await
+    }
 }

@@ -181,6 +181,64 @@ pub(super) async fn store<Record: Stored>(
         .await
 }
 
+/// Deletes the tool calls `ids` names and stores `replacements`, in one transaction: all of it
+/// happens or none of it does.
+pub(super) async fn replace_tool_call_group(
+    workers: &Workers,
+    ctx: &StorageContext,
+    ids: Vec<String>,
+    replacements: Vec<ToolCall>,
+) -> Result<(), StorageError> {
+    let owner = Owner::of(ctx);
+    let turn_id = ctx.turn_id().as_str().to_owned();
+    let rows = replacements
+        .iter()
+        .map(|call| Ok((call.key(), serialize(call, &call.key())?)))
+        .collect::<Result<Vec<(String, String)>, StorageError>>()?;
+    workers
+        .writer
+        .run(move |connection| {
+            let operation = "replacing a group of tool calls";
+            let transaction = connection.transaction().map_err(backend(operation))?;
+            for id in &ids {
+                transaction
+                    .execute(
+                        &format!(
+                            "DELETE FROM {} WHERE {MATCHES} AND id = ?5",
+                            ToolCall::TABLE
+                        ),
+                        owner_params!(owner, id),
+                    )
+                    .map_err(backend(operation))?;
+            }
+            for (key, json) in rows {
+                let inserted = transaction.execute(
+                    &format!(
+                        "INSERT INTO {} ({COLUMNS}, id, turn_id, record)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        ToolCall::TABLE
+                    ),
+                    owner_params!(owner, key, turn_id, json),
+                );
+                match inserted {
+                    Ok(_) => {}
+                    // Dropping the transaction rolls the deletes back too.
+                    Err(error)
+                        if error.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) =>
+                    {
+                        return Err(StorageError::Conflict {
+                            kind: ToolCall::KIND,
+                            id: key,
+                        });
+                    }
+                    Err(error) => return Err(backend(operation)(error)),
+                }
+            }
+            transaction.commit().map_err(backend(operation))
+        })
+        .await
+}
+
 pub(super) async fn mutate<Record: Stored>(
     workers: &Workers,
     ctx: &StorageContext,

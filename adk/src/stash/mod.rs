@@ -38,3 +38,35 @@ pub use registry::Registry;
 /// assert!(stash.set(too_deep.as_str(), 1).is_err());
 /// ```
 pub const MAX_DEPTH: usize = 64;
+
+/// Checks every stash key the program declares with `stash_key!` or `stash_keys!`, wherever it
+/// is declared: no path with two types, no path under another declared path (setting the
+/// parent would replace the child's value). The runner runs this when it is built in debug
+/// builds; [`assert_declared_keys_agree`] is the one-line test.
+///
+/// ```
+/// const COUNT: adk::StashKey<u32> = adk::stash_key!("my-org.count" => u32);
+/// const TOTAL: adk::StashKey<u64> = adk::stash_key!("my-org.total" => u64);
+///
+/// assert!(adk::stash::check_declared_keys().is_ok());
+/// ```
+pub fn check_declared_keys() -> Result<(), crate::declarations::Conflicts> {
+    crate::declarations::check(crate::declarations::DeclarationKind::STASH_KEY)
+}
+
+/// Panics with the report of [`check_declared_keys`] when two declared stash keys disagree.
+/// Call it from one test of your suite, `#[test] fn stash_keys_agree()`:
+///
+/// ```
+/// adk::stash::assert_declared_keys_agree();
+/// ```
+///
+/// # Panics
+///
+/// When two declarations disagree; the message names both, with their `file:line`.
+#[track_caller]
+pub fn assert_declared_keys_agree() {
+    if let Err(conflicts) = check_declared_keys() {
+        panic!("{conflicts}");
+    }
+}

@@ -23,7 +23,11 @@ use crate::primitives::{
 ///   [`store_retrievable_bytes`](Self::store_retrievable_bytes), which persist bytes and hand
 ///   back a reader over them.
 ///
-/// Every method may be a legal no-op (fetches return an empty list, writes do nothing), but a
+/// Beside the 27 sits one optional callback with a default body,
+/// [`replace_tool_call_group`](Self::replace_tool_call_group): override it to replace a group
+/// of tool calls atomically; the default deletes, then stores, call by call.
+///
+/// Every one of the 27 may be a legal no-op (fetches return an empty list, writes do nothing), but a
 /// no-op must be written down: leaving one out is rustc's "not all trait items implemented"
 /// error. [`NoopStorage`](super::NoopStorage) is the canonical all-no-op adapter, with honest
 /// in-memory byte conduits, to delegate to. Whatever a method returns reaches the caller: an
@@ -493,4 +497,52 @@ pub trait StorageAdapter: Send + Sync + 'static {
         id: String,
         bytes: ConduitBytes,
     ) -> impl Future<Output = Result<SpoolReader, StorageError>> + Send;
+
+    /// Replaces a group of tool calls: deletes the calls `ids` names and stores `replacements`,
+    /// for providers that number tool-call ids per response (every answer's first call is
+    /// `call_0`), whose new calls would otherwise collide with, or be cross-wired to, earlier
+    /// ones. Called by `ctx.replace_tool_call_group`.
+    ///
+    /// The only optional callback: override it to make the replacement **atomic** (one database
+    /// transaction, say). Without an override, this default is **not atomic**: it deletes each
+    /// id in order with [`delete_tool_call`](Self::delete_tool_call) (an id already absent —
+    /// `Ok` or [`StorageError::NotFound`] — counts as deleted), then stores each replacement
+    /// with [`store_tool_call`](Self::store_tool_call). If a step fails, the calls done so far
+    /// stay done and the error is [`StorageError::ToolCallGroupReplacement`], naming the ids
+    /// already deleted and stored, with the failing call's error as its source.
+    fn replace_tool_call_group(
+        &self,
+        ctx: &StorageContext,
+        ids: Vec<String>,
+        replacements: Vec<ToolCall>,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        async move {
+            let mut deleted = Vec::new();
+            for id in ids {
+                match self.delete_tool_call(ctx, id.clone()).await {
+                    Ok(()) | Err(StorageError::NotFound { .. }) => deleted.push(id),
+                    Err(error) => {
+                        return Err(StorageError::ToolCallGroupReplacement {
+                            deleted,
+                            stored: Vec::new(),
+                            source: Box::new(error),
+                        });
+                    }
+                }
+            }
+            let mut stored = Vec::new();
+            for call in replacements {
+                let id = call.id().to_owned();
+                if let Err(error) = self.store_tool_call(ctx, call).await {
+                    return Err(StorageError::ToolCallGroupReplacement {
+                        deleted,
+                        stored,
+                        source: Box::new(error),
+                    });
+                }
+                stored.push(id);
+            }
+            Ok(())
+        }
+    }
 }

@@ -179,4 +179,5 @@ erased_storage! {
     delete_standing_instruction / erased_delete_standing_instruction(instruction: StandingInstruction) -> ();
     store_media_bytes / erased_store_media_bytes(id: String, bytes: ConduitBytes) -> MediaReader;
     store_retrievable_bytes / erased_store_retrievable_bytes(id: String, bytes: ConduitBytes) -> SpoolReader;
+    replace_tool_call_group / erased_replace_tool_call_group(ids: Vec<String>, replacements: Vec<ToolCall>) -> ();
 }

@@ -68,6 +68,51 @@ pub enum StorageError {
         turn_id: TurnId,
     },
 
+    /// `E_ARTIFACT_ID_COLLISION`: a tool call and a retrievable may not share an id in one turn
+    /// (their results and spooled bytes would be mixed up). Refused before anything was stored.
+    #[error(
+        "E_ARTIFACT_ID_COLLISION: `{id}` is already the id of a {} in this turn, so the {} was \
+         not stored; a tool call and a retrievable may not share an id — give one of them \
+         another",
+        existing.singular(),
+        refused.singular()
+    )]
+    ArtifactIdCollision {
+        /// The shared id.
+        id: String,
+        /// The kind of record already holding the id.
+        existing: Primitive,
+        /// The kind of record that was refused.
+        refused: Primitive,
+    },
+
+    /// A fetch returned two retrievables with one id; none was spooled or returned.
+    #[error(
+        "Duplicate retrievable id: {id}; the adapter's fetch returned two retrievables with this \
+         id, so none was spooled or returned"
+    )]
+    DuplicateRetrievableId {
+        /// The id that appeared twice.
+        id: String,
+    },
+
+    /// Replacing a group of tool calls without an atomic adapter callback failed part-way: the
+    /// calls named here were already deleted or stored and stay so.
+    #[error(
+        "replacing the tool-call group failed part-way (the adapter has no atomic \
+         replace_tool_call_group, so it was done call by call): deleted {deleted:?}, stored \
+         {stored:?} before: {source}"
+    )]
+    ToolCallGroupReplacement {
+        /// The ids deleted before the failure.
+        deleted: Vec<String>,
+        /// The ids of replacements stored before the failure.
+        stored: Vec<String>,
+        /// The failing call's error.
+        #[source]
+        source: Box<StorageError>,
+    },
+
     /// A byte conduit could not write or read its bytes.
     #[error("a byte conduit failed: {0}")]
     Bytes(#[from] ByteStoreError),

@@ -2,7 +2,7 @@
 //!
 //! adk persists nothing. This module owns the contract it calls instead:
 //! - [`StorageAdapter`], the 27 callbacks (seven fetches, store / mutate / delete for six
-//!   primitives, two byte conduits);
+//!   primitives, two byte conduits), plus the optional atomic `replace_tool_call_group`;
 //! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
 //!   thread, turn, identity, cancellation);
 //! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;

@@ -1,0 +1,254 @@
+//! Every key the program declares, collected program-wide, and the check that no two of them
+//! disagree.
+//!
+//! A proc macro sees one invocation at a time, so `stash_key!` in one module cannot know that
+//! another module declared the same path with another type, or a parent of it (writing the
+//! parent erases the child). Each declaring macro therefore registers a [`Declaration`]
+//! (kind, path, type, file:line) with the linker through the `inventory` crate, and
+//! [`check`] compares every declaration of a kind once the program runs, before any turn does:
+//! the runner calls it when it is built in debug builds, and a test suite calls
+//! [`crate::stash::assert_declared_keys_agree`] in one line.
+//!
+//! The mechanism is not tied to the stash: another macro that declares keys of its own kind
+//! (middleware state, say) registers declarations with its own [`DeclarationKind`] and checks
+//! them with [`check`].
+//!
+//! ```
+//! use adk::declarations::{self, DeclarationKind};
+//!
+//! const COUNT: adk::StashKey<u32> = adk::stash_key!("my-org.count" => u32);
+//!
+//! assert!(declarations::all(DeclarationKind::STASH_KEY).any(|key| key.path == COUNT.path()));
+//! assert!(declarations::check(DeclarationKind::STASH_KEY).is_ok());
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What a declaration declares; paths of different kinds never conflict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeclarationKind(pub &'static str);
+
+impl DeclarationKind {
+    /// Keys declared with `stash_key!` and `stash_keys!`.
+    pub const STASH_KEY: Self = Self("stash key");
+}
+
+impl fmt::Display for DeclarationKind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.0)
+    }
+}
+
+/// One declared key: where it was written, its dot-path, and the type stored under it.
+#[derive(Debug)]
+pub struct Declaration {
+    /// What is declared.
+    pub kind: DeclarationKind,
+    /// The dot-path, such as `"my-org.count"`.
+    pub path: &'static str,
+    /// `std::any::type_name` of the stored type; a function because type names are not `const`.
+    pub type_name: fn() -> &'static str,
+    /// The file of the declaration, as `file!()` gives it.
+    pub file: &'static str,
+    /// The line of the declaration.
+    pub line: u32,
+}
+
+impl Declaration {
+    /// The declaration's location as `file:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+inventory::collect!(Declaration);
+
+/// Every declaration of `kind` linked into this program, in no particular order.
+pub fn all(kind: DeclarationKind) -> impl Iterator<Item = &'static Declaration> {
+    inventory::iter::<Declaration>
+        .into_iter()
+        .filter(move |declaration| declaration.kind == kind)
+}
+
+/// Two declarations that cannot both hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conflict {
+    /// One path declared with two types: a value written as one is read back as the other.
+    TwoTypes {
+        /// The path both declare.
+        path: &'static str,
+        /// The first declaration, as `(type, file:line)`.
+        first: (&'static str, String),
+        /// The second declaration, as `(type, file:line)`.
+        second: (&'static str, String),
+    },
+    /// A path and a path under it: setting the parent replaces the child's value.
+    ParentAndChild {
+        /// The parent path and its declaration's `file:line`.
+        parent: (&'static str, String),
+        /// The child path and its declaration's `file:line`.
+        child: (&'static str, String),
+    },
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TwoTypes {
+                path,
+                first,
+                second,
+            } => write!(
+                formatter,
+                "`{path}` is declared as `{}` at {} and as `{}` at {}; a value written as one \
+                 is read back as the other: give one of them another path, or declare the key \
+                 once and share the constant",
+                first.0, first.1, second.0, second.1
+            ),
+            Self::ParentAndChild { parent, child } => write!(
+                formatter,
+                "`{}` (declared at {}) is under `{}` (declared at {}): setting the parent \
+                 replaces the child's value; rename one of them so neither path is a prefix of \
+                 the other",
+                child.0, child.1, parent.0, parent.1
+            ),
+        }
+    }
+}
+
+/// Every conflict among the declarations of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Conflicts {
+    /// The kind checked.
+    pub kind: DeclarationKind,
+    /// What disagrees, one entry per pair.
+    pub conflicts: Vec<Conflict>,
+}
+
+impl fmt::Display for Conflicts {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "declared {}s disagree ({} conflict{}):",
+            self.kind,
+            self.conflicts.len(),
+            if self.conflicts.len() == 1 { "" } else { "s" }
+        )?;
+        for conflict in &self.conflicts {
+            write!(formatter, "\n  - {conflict}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that no two declarations of `kind` disagree: no path with two types, no path under
+/// another declared path. The same path declared twice with one type is fine.
+pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
+    let conflicts = conflicts_among(all(kind).map(|declaration| {
+        (
+            declaration.path,
+            (declaration.type_name)(),
+            declaration.location(),
+        )
+    }));
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(Conflicts { kind, conflicts })
+    }
+}
+
+/// The conflicts among `(path, type, location)` entries. Sorted by path first, so a report is
+/// the same whatever order the linker gave.
+fn conflicts_among(
+    entries: impl IntoIterator<Item = (&'static str, &'static str, String)>,
+) -> Vec<Conflict> {
+    // Per path, the first declaration of each type.
+    let mut by_path: BTreeMap<&'static str, Vec<(&'static str, String)>> = BTreeMap::new();
+    let mut sorted: Vec<_> = entries.into_iter().collect();
+    sorted.sort();
+    for (path, type_name, location) in sorted {
+        let types = by_path.entry(path).or_default();
+        if !types.iter().any(|(seen, _)| *seen == type_name) {
+            types.push((type_name, location));
+        }
+    }
+    let mut conflicts = Vec::new();
+    for (path, types) in &by_path {
+        for pair in types.windows(2) {
+            conflicts.push(Conflict::TwoTypes {
+                path,
+                first: pair[0].clone(),
+                second: pair[1].clone(),
+            });
+        }
+    }
+    // A child is reported against its nearest declared parent only: one mistake, one entry.
+    for (&child, child_types) in &by_path {
+        let mut prefix = child;
+        while let Some(cut) = prefix.rfind('.') {
+            prefix = &child[..cut];
+            if let Some(parent_types) = by_path.get(prefix) {
+                conflicts.push(Conflict::ParentAndChild {
+                    parent: (prefix, parent_types[0].1.clone()),
+                    child: (child, child_types[0].1.clone()),
+                });
+                break;
+            }
+        }
+    }
+    conflicts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(
+        path: &'static str,
+        ty: &'static str,
+        line: u32,
+    ) -> (&'static str, &'static str, String) {
+        (path, ty, format!("src/lib.rs:{line}"))
+    }
+
+    #[test]
+    fn one_path_declared_twice_with_one_type_agrees() {
+        let found = conflicts_among([entry("a.count", "u32", 1), entry("a.count", "u32", 9)]);
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn one_path_with_two_types_names_both_declarations() {
+        let found = conflicts_among([entry("a.count", "u32", 1), entry("a.count", "u64", 9)]);
+        assert_eq!(found.len(), 1);
+        let text = found[0].to_string();
+        for fragment in [
+            "`a.count`",
+            "`u32` at src/lib.rs:1",
+            "`u64` at src/lib.rs:9",
+        ] {
+            assert!(text.contains(fragment), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_child_is_reported_against_its_nearest_parent_with_both_locations() {
+        let found = conflicts_among([
+            entry("a.policy", "String", 1),
+            entry("a.policy.mode.kind", "String", 5),
+            entry("a.policy.mode", "String", 3),
+            entry("a.policyx", "String", 7),
+        ]);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        let texts: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert!(texts[0].contains("`a.policy.mode` (declared at src/lib.rs:3) is under `a.policy` (declared at src/lib.rs:1)"), "{texts:#?}");
+        assert!(
+            texts[1].contains(
+                "`a.policy.mode.kind` (declared at src/lib.rs:5) is under `a.policy.mode`"
+            ),
+            "{texts:#?}"
+        );
+    }
+}

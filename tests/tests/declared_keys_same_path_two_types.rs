@@ -1,0 +1,70 @@
+//! One path declared with two types in two modules: the program-wide check names both
+//! declarations, and a debug build refuses to build the runner.
+
+use adk::TurnRunner;
+use adk::context::DispatchContext;
+use adk::declarations::Conflict;
+use adk::dispatch::executor_fn;
+use adk::storage::NoopStorage;
+
+mod counting {
+    pub const COUNT: adk::StashKey<u32> = adk::stash_key!("shop.orders.count" => u32);
+}
+
+mod reporting {
+    adk::stash_keys! {
+        pub COUNT: "shop.orders.count" => String,
+    }
+}
+
+#[test]
+fn one_path_with_two_types_is_reported_with_both_declarations() {
+    assert_eq!(counting::COUNT.path(), reporting::COUNT.path());
+    let conflicts = adk::stash::check_declared_keys().expect_err("the keys disagree");
+    assert_eq!(conflicts.conflicts.len(), 1, "{conflicts}");
+    let Conflict::TwoTypes {
+        path,
+        first,
+        second,
+    } = &conflicts.conflicts[0]
+    else {
+        panic!("expected a type conflict: {conflicts}");
+    };
+    assert_eq!(*path, "shop.orders.count");
+    let mut declared = [first.clone(), second.clone()];
+    declared.sort();
+    assert_eq!(
+        declared,
+        [
+            (
+                "alloc::string::String",
+                "tests/tests/declared_keys_same_path_two_types.rs:16".to_owned()
+            ),
+            (
+                "u32",
+                "tests/tests/declared_keys_same_path_two_types.rs:11".to_owned()
+            ),
+        ]
+    );
+    let report = conflicts.to_string();
+    assert!(
+        report.contains("declared_keys_same_path_two_types.rs:11"),
+        "{report}"
+    );
+    assert!(
+        report.contains("declared_keys_same_path_two_types.rs:16"),
+        "{report}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "`shop.orders.count` is declared as")]
+#[cfg(debug_assertions)]
+fn a_debug_build_refuses_to_build_the_runner() {
+    let _runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|_: &mut DispatchContext| {
+            Box::pin(async { Ok(()) })
+        }))
+        .build();
+}
