@@ -10,6 +10,7 @@ use proc_macro::TokenStream;
 
 mod middleware;
 mod stash_key;
+mod state_key;
 mod storage_adapter;
 
 /// Declares a typed stash key; see `adk::stash_key!`.
@@ -22,6 +23,12 @@ pub fn stash_key(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn stash_keys(input: TokenStream) -> TokenStream {
     stash_key::stash_keys(input.into()).into()
+}
+
+/// Declares a typed, scoped session-state key; see `adk::state_key!`.
+#[proc_macro]
+pub fn state_key(input: TokenStream) -> TokenStream {
+    state_key::state_key(input.into()).into()
 }
 
 /// Declares a storage adapter from a struct and a list of callbacks; see `adk::storage_adapter!`.

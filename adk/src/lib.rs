@@ -43,6 +43,7 @@ pub mod runner;
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
 pub mod stash;
+pub mod state;
 pub mod storage;
 
 // Support for macro expansions; not part of the public API.
@@ -78,6 +79,36 @@ pub use adk_macros::stash_key;
 /// assert_eq!(CHUNKS.path(), "my-org.retrieval.chunks");
 /// ```
 pub use adk_macros::stash_keys;
+
+/// Declares a typed session-state key, its scope checked at compile time.
+///
+/// The key's prefix picks its scope: none (this session), `app:` (every session of the app),
+/// `user:` (every session of the user in this app) or `temp:` (this turn only, never stored); see
+/// [`state`]. The type must be serde data. The result is a `const`-usable
+/// [`StateKey<T>`](state::StateKey) for `ctx.state().get(KEY)` and `ctx.state_mut().set(KEY, v)`.
+///
+/// ```
+/// use adk::state::{Scope, State, StateKey};
+///
+/// const THEME: StateKey<String> = adk::state_key!("user:theme" => String);
+/// const STEP: StateKey<u32> = adk::state_key!("step" => u32);
+///
+/// let mut state = State::new();
+/// state.set(THEME, "dark".to_owned())?;
+/// state.set(STEP, 2)?;
+/// assert_eq!(state.get(THEME)?.as_deref(), Some("dark"));
+/// assert_eq!(STEP.scope(), Scope::Session);
+/// # Ok::<(), adk::state::StateError>(())
+/// ```
+///
+/// Refused at compile time, each at your token with the fix: an unknown scope prefix
+/// (`"usr:theme"`: did you mean `user:theme`?), an empty name (`"user:"`), a key that is not a
+/// string literal, and a type that is not `Serialize + DeserializeOwned`.
+///
+/// ```compile_fail
+/// const THEME: adk::state::StateKey<String> = adk::state_key!("usr:theme" => String);
+/// ```
+pub use adk_macros::state_key;
 
 /// Declares a storage adapter: a struct, and the callbacks its
 /// [`StorageAdapter`](storage::StorageAdapter) impl calls, checked when your crate compiles.

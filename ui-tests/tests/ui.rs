@@ -38,3 +38,10 @@ fn runner_builder() {
     cases.pass("runner/pass/*.rs");
     cases.compile_fail("runner/fail/*.rs");
 }
+
+#[test]
+fn state_keys() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("state/pass/*.rs");
+    cases.compile_fail("state/fail/*.rs");
+}

@@ -9,6 +9,7 @@ use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
 };
+use crate::state::{State, template};
 use crate::storage::StorageContext;
 
 use super::abort::AbortState;
@@ -80,6 +81,7 @@ pub struct DispatchContext {
     /// The tools the model may call in this dispatch (a copy: changes do not reach the turn).
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
+    state: State,
     id: Arc<str>,
     pub(crate) iteration: u32,
     pub(crate) signal: Signal,
@@ -124,6 +126,7 @@ impl DispatchContext {
             tool_calls: turn.tool_calls.share(),
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
+            state: turn.state.with_journal(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
             id: Arc::from(format!("{}/dispatch", turn.turn_id())),
             iteration: 0,
@@ -169,6 +172,45 @@ impl DispatchContext {
     /// The system prompt.
     pub fn system_prompt(&self) -> &Tokenizable {
         &self.system_prompt
+    }
+
+    /// The dispatch's session state: a copy of the turn's. Writes are visible at once in the
+    /// dispatch and reach the turn like the dispatch's other writes: when an iteration
+    /// completes or the dispatch is acknowledged; a nack, abort or error drops them.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The dispatch's session state, to write; see [`state`](Self::state).
+    pub fn state_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+
+    /// Fills the state placeholders of the system prompt and standing instructions (fixed text
+    /// only) from the dispatch's state; see [`crate::state::template`].
+    pub(crate) fn render_instructions(&mut self) -> Result<(), template::TemplateError> {
+        if let Some(text) = self.system_prompt.as_static()
+            && let std::borrow::Cow::Owned(rendered) = template::render(text, &self.state)?
+        {
+            self.system_prompt = Tokenizable::new(rendered);
+        }
+        let mut rendered_instructions = Vec::new();
+        for (index, instruction) in self.standing_instructions.iter().enumerate() {
+            let text = match instruction {
+                StandingInstruction::Text(text) => text.as_str(),
+                StandingInstruction::Tokenizable(tokenizable) => match tokenizable.as_static() {
+                    Some(text) => text,
+                    None => continue,
+                },
+            };
+            if let std::borrow::Cow::Owned(rendered) = template::render(text, &self.state)? {
+                rendered_instructions.push((index, rendered));
+            }
+        }
+        for (index, rendered) in rendered_instructions {
+            self.standing_instructions[index] = StandingInstruction::Text(rendered);
+        }
+        Ok(())
     }
 
     /// What storage callbacks receive: app, user, conversation (session), thread, turn, identity,
@@ -322,11 +364,13 @@ impl DispatchContext {
         for delta in self.queue.drain(..) {
             delta.apply(turn.collections_mut());
         }
+        self.state.flush_journal_into(&mut turn.state);
     }
 
     /// Drops the queued writes: what was persisted stays persisted, the turn never sees it.
     pub(crate) fn discard_queue(&mut self) {
         self.queue.clear();
+        self.state.discard_journal();
     }
 }
 

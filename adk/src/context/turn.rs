@@ -10,6 +10,7 @@ use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
 };
+use crate::state::State;
 use crate::storage::{SharedStorage, StorageContext};
 
 use super::abort::AbortState;
@@ -97,6 +98,7 @@ pub struct TurnContext {
     /// The tools the model may call; fresh each turn from the runner's tools.
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
+    pub(crate) state: State,
     user_message: Option<Message>,
     pub(crate) shared: Arc<TurnShared>,
 }
@@ -191,6 +193,7 @@ impl TurnContext {
             tool_calls: Collection::new(),
             tools,
             system_prompt: raw.system_prompt,
+            state: State::new(),
             user_message,
             shared: Arc::new(TurnShared {
                 storage,
@@ -258,6 +261,39 @@ impl TurnContext {
     /// turn, identity, cancellation.
     pub fn storage_context(&self) -> &StorageContext {
         &self.shared.storage_context
+    }
+
+    /// The turn's session state: the merged view of session, `user:`, `app:` and `temp:` keys,
+    /// loaded once when the turn started (empty without a session store) and overlaid with the
+    /// turn's writes. See [`State`] and `docs/state.md`.
+    ///
+    /// ```
+    /// # let ctx = adk::TurnContext::new(
+    /// #     adk::context::RawTurnContext::new("c", "p"),
+    /// #     adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()),
+    /// #     Default::default(),
+    /// # ).unwrap();
+    /// assert!(!ctx.state().has("user:theme"));
+    /// ```
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The turn's session state, to write: writes are visible at once and recorded in the delta
+    /// the runner commits when the turn completes.
+    ///
+    /// ```
+    /// # let mut ctx = adk::TurnContext::new(
+    /// #     adk::context::RawTurnContext::new("c", "p"),
+    /// #     adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()),
+    /// #     Default::default(),
+    /// # ).unwrap();
+    /// ctx.state_mut().set_value("user:theme", serde_json::json!("dark"))?;
+    /// assert!(ctx.state().has("user:theme"));
+    /// # Ok::<(), adk::state::StateError>(())
+    /// ```
+    pub fn state_mut(&mut self) -> &mut State {
+        &mut self.state
     }
 
     /// The storage adapter, for calls the context has no method for.

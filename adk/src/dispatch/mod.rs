@@ -77,7 +77,15 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let mut completed_iterations = 0;
     // Counted as the events count them: every iteration that began, the ending one included.
     let mut started_iterations = 0;
-    let mut dispatch_error: Option<TurnError> = spool_preloaded(&mut ctx).await.err();
+    // Instructions are rendered from state once, before the first iteration: the model never
+    // sees a `{placeholder}` whose key is missing.
+    let mut dispatch_error: Option<TurnError> = match ctx.render_instructions() {
+        Ok(()) => spool_preloaded(&mut ctx).await.err(),
+        Err(error) => Some(
+            TurnError::new(ErrorCode::StateTemplateKeyMissing, error.to_string())
+                .with_source(error),
+        ),
+    };
     while dispatch_error.is_none() && !ctx.is_aborted() && !ctx.is_signalled() {
         if completed_iterations >= plan.max_iterations {
             dispatch_error = Some(TurnError::new(

@@ -51,6 +51,15 @@ pub enum ErrorCode {
     InvalidTurnGateResolution,
     /// A storage callback failed.
     StorageFailed,
+    /// The instructions name a required state key (`{key}`) that the turn's state lacks.
+    StateTemplateKeyMissing,
+    /// The session store could not load the turn's state; the turn did not run.
+    StateLoadFailed,
+    /// The session store could not commit the turn's state; nothing of it was stored.
+    StateCommitFailed,
+    /// The turn's state commit would overwrite keys another turn changed after this turn
+    /// loaded them; nothing of it was stored.
+    StaleState,
 }
 
 impl ErrorCode {
@@ -75,6 +84,10 @@ impl ErrorCode {
             Self::TurnGateRejected => "E_TURN_GATE_REJECTED",
             Self::InvalidTurnGateResolution => "E_INVALID_TURN_GATE_RESOLUTION",
             Self::StorageFailed => "E_STORAGE_ERROR",
+            Self::StateTemplateKeyMissing => "E_STATE_TEMPLATE_KEY_MISSING",
+            Self::StateLoadFailed => "E_STATE_LOAD_FAILED",
+            Self::StateCommitFailed => "E_STATE_COMMIT_FAILED",
+            Self::StaleState => "E_STATE_STALE",
         }
     }
 }

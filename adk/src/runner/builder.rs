@@ -6,6 +6,7 @@ use crate::dispatch::{DEFAULT_MAX_ITERATIONS, Executor};
 use crate::events::{Event, Listener};
 use crate::pipeline::{DispatchInput, DispatchOutput, Middleware, Stack, TurnInput, TurnOutput};
 use crate::primitives::Tool;
+use crate::state::{SessionStore, SharedSessionStore, StateKey};
 use crate::storage::{SharedStorage, StorageAdapter};
 
 use super::{RunnerParts, TurnRunner};
@@ -75,6 +76,8 @@ pub struct TurnRunnerBuilder<S = NoStorage, X = NoExecutor> {
     dispatch_output: Stack<DispatchOutput>,
     listeners: Vec<Listener>,
     max_iterations: u32,
+    session_store: Option<SharedSessionStore>,
+    output_key: Option<StateKey<String>>,
 }
 
 impl std::fmt::Debug for TurnRunnerBuilder {
@@ -97,6 +100,8 @@ impl TurnRunnerBuilder {
             dispatch_output: Stack::new(),
             listeners: Vec::new(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
+            session_store: None,
+            output_key: None,
         }
     }
 }
@@ -119,6 +124,8 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             dispatch_output: self.dispatch_output,
             listeners: self.listeners,
             max_iterations: self.max_iterations,
+            session_store: self.session_store,
+            output_key: self.output_key,
         }
     }
 
@@ -134,6 +141,8 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             dispatch_output: self.dispatch_output,
             listeners: self.listeners,
             max_iterations: self.max_iterations,
+            session_store: self.session_store,
+            output_key: self.output_key,
         }
     }
 
@@ -189,6 +198,34 @@ impl<S, X> TurnRunnerBuilder<S, X> {
         self
     }
 
+    /// Keeps session state between turns in `store`: each turn loads its state once when it
+    /// starts and commits its delta once, atomically, when it completes (see `docs/state.md`).
+    /// Without a store, state lives for one turn.
+    pub fn session_store(mut self, store: impl SessionStore) -> Self {
+        self.session_store = Some(SharedSessionStore::new(store));
+        self
+    }
+
+    /// Saves the final assistant text of every completed turn under `key` (Google ADK's
+    /// `output_key`): the text of the last assistant message the dispatch added, written after
+    /// `turn_output`, before the commit. Any scope works; `temp:` keeps it for the turn only.
+    ///
+    /// ```
+    /// # use adk::TurnRunner;
+    /// # use adk::storage::NoopStorage;
+    /// # use adk::dispatch::ScriptedModel;
+    /// let runner = TurnRunner::builder()
+    ///     .storage(NoopStorage::new())
+    ///     .executor(ScriptedModel::new())
+    ///     .output_key(adk::state_key!("last_reply" => String))
+    ///     .build();
+    /// # let _ = runner;
+    /// ```
+    pub fn output_key(mut self, key: StateKey<String>) -> Self {
+        self.output_key = Some(key);
+        self
+    }
+
     /// Builds the runner. Compiles only once `.storage(..)` and `.executor(..)` were called.
     ///
     /// # Panics
@@ -214,6 +251,8 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             dispatch_output: self.dispatch_output,
             listeners: self.listeners.into(),
             max_iterations: self.max_iterations,
+            session_store: self.session_store,
+            output_key: self.output_key,
         })
     }
 }

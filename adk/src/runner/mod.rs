@@ -10,6 +10,7 @@
 mod builder;
 mod outcome;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tracing::Instrument;
@@ -23,7 +24,10 @@ use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnE
 use crate::pipeline::{
     DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
 };
-use crate::primitives::{Tool, ToolRegistry};
+use crate::primitives::{Role, Tool, ToolRegistry};
+use crate::state::{
+    SessionKey, SessionStore, SessionStoreError, SharedSessionStore, State, StateKey,
+};
 use crate::storage::SharedStorage;
 
 pub(crate) struct RunnerParts {
@@ -36,10 +40,14 @@ pub(crate) struct RunnerParts {
     pub(crate) dispatch_output: Stack<DispatchOutput>,
     pub(crate) listeners: Arc<[Listener]>,
     pub(crate) max_iterations: u32,
+    pub(crate) session_store: Option<SharedSessionStore>,
+    pub(crate) output_key: Option<StateKey<String>>,
 }
 
 /// Runs turns. Cheap to clone (an `Arc` inside), `Send + Sync`: share one runner across tokio
-/// tasks and run many turns at once. Every `run` starts fresh; no middleware state carries over.
+/// tasks and run many turns at once. Every `run` starts fresh: nothing carries over but what
+/// storage and, when one is configured, the [session store](TurnRunnerBuilder::session_store)
+/// keep (see `docs/state.md`).
 ///
 /// ```
 /// use adk::TurnRunner;
@@ -144,6 +152,9 @@ impl TurnRunner {
         });
 
         let dispatch = async {
+            if !self.load_state(ctx).await {
+                return None;
+            }
             if let Err(error) = ctx.store_user_message().await {
                 shared.report_error(
                     TurnError::new(
@@ -167,6 +178,11 @@ impl TurnRunner {
             }
             ctx.admit_user_message();
 
+            let before_dispatch: HashSet<String> = ctx
+                .messages
+                .iter()
+                .map(|message| message.id().to_owned())
+                .collect();
             let mut report = run_dispatch(
                 ctx,
                 DispatchPlan {
@@ -196,7 +212,10 @@ impl TurnRunner {
                     pipeline = "turn_output"
                 ))
                 .await;
-            self.pipeline_went_through(ctx, output, "turn_output");
+            if self.pipeline_went_through(ctx, output, "turn_output") {
+                self.save_output(ctx, &before_dispatch);
+                self.commit_state(ctx).await;
+            }
             Some(report)
         }
         .await;
@@ -211,6 +230,82 @@ impl TurnRunner {
         dispatch
     }
 
+    /// Loads the turn's state from the session store, if there is one. A failed load is
+    /// reported and the turn goes no further.
+    async fn load_state(&self, ctx: &mut TurnContext) -> bool {
+        let Some(store) = &self.parts.session_store else {
+            return true;
+        };
+        let storage = ctx.storage_context();
+        let key = session_key(storage);
+        match store.load_turn(&key, storage.thread_id()).await {
+            Ok(loaded) => {
+                ctx.state = State::from_loaded(loaded);
+                true
+            }
+            Err(error) => {
+                ctx.shared.report_error(
+                    TurnError::new(
+                        ErrorCode::StateLoadFailed,
+                        format!("the session state of {key} could not be loaded: {error}"),
+                    )
+                    .with_source(error),
+                );
+                false
+            }
+        }
+    }
+
+    /// Writes the output key: the text of the last assistant message the dispatch added.
+    fn save_output(&self, ctx: &mut TurnContext, before_dispatch: &HashSet<String>) {
+        let Some(key) = self.parts.output_key else {
+            return;
+        };
+        let text = ctx
+            .messages
+            .iter()
+            .rev()
+            .filter(|message| !before_dispatch.contains(message.id()))
+            .find(|message| message.role() == Role::Assistant)
+            .and_then(|message| message.content().map(|content| content.render()));
+        if let Some(text) = text
+            && let Err(error) = ctx.state.set(key, text)
+        {
+            tracing::warn!(%error, "the output key could not be written");
+        }
+    }
+
+    /// Commits the completed turn's state delta, once, atomically. A refusal is reported (an
+    /// error event and the outcome); nothing of the delta was stored.
+    async fn commit_state(&self, ctx: &TurnContext) {
+        let Some(store) = &self.parts.session_store else {
+            return;
+        };
+        if ctx.shared.first_error().is_some() {
+            return;
+        }
+        let storage = ctx.storage_context();
+        let commit = ctx.state.to_commit(storage.thread_id());
+        if commit.is_empty() {
+            return;
+        }
+        let key = session_key(storage);
+        if let Err(error) = store.commit_turn(&key, commit).await {
+            let code = if matches!(error, SessionStoreError::Stale { .. }) {
+                ErrorCode::StaleState
+            } else {
+                ErrorCode::StateCommitFailed
+            };
+            ctx.shared.report_error(
+                TurnError::new(
+                    code,
+                    format!("the turn's state was not committed to {key}: {error}"),
+                )
+                .with_source(error),
+            );
+        }
+    }
+
     /// Reports a short-circuit nobody explained, and says whether the turn may go on.
     fn pipeline_went_through(
         &self,
@@ -223,5 +318,13 @@ impl TurnRunner {
                 .report_error(short_circuited(pipeline, run.short_circuited_by));
         }
         run.outcome == Downstream::Completed && !ctx.is_aborted()
+    }
+}
+
+fn session_key(storage: &crate::storage::StorageContext) -> SessionKey {
+    SessionKey {
+        app: storage.app_name().clone(),
+        user: storage.user_id().clone(),
+        session: storage.session_id().clone(),
     }
 }

@@ -1,0 +1,34 @@
+//! Session state: what a turn remembers for the next one, with Google ADK's four scopes.
+//!
+//! This module owns the state a turn reads and writes through `ctx.state()` ([`State`]), the
+//! scopes told apart by key prefix ([`Scope`]: none, `app:`, `user:`, `temp:`), typed keys
+//! checked at compile time ([`StateKey`], built by [`state_key!`](crate::state_key)),
+//! instruction templating ([`template`]), and the contract of where state lives between turns
+//! ([`SessionStore`], with [`InMemorySessionStore`] here and `SqliteSessionStore` in
+//! `adk::sqlite`) plus a [`conformance`] suite for any store.
+//!
+//! It sits between storage and the contexts: it knows ids, not pipelines. The guide is
+//! `docs/state.md`, included below.
+#![doc = ""]
+#![doc = include_str!("../../../docs/state.md")]
+
+pub mod conformance;
+mod error;
+mod key;
+mod memory;
+mod records;
+mod scope;
+mod store;
+pub mod template;
+mod view;
+
+pub use error::{BackendError, SessionStoreError, StateError};
+pub use key::{__assert_state_value, StateKey, StateValue};
+pub use memory::InMemorySessionStore;
+pub use records::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
+pub use scope::Scope;
+pub use store::{
+    DynSessionStore, LoadedTurn, Session, SessionKey, SessionStore, SharedSessionStore, StateWrite,
+    TurnCommit, merge_scopes, split_by_scope,
+};
+pub use view::{State, StateChange};

@@ -1,0 +1,485 @@
+//! The [`SessionStore`] contract: sessions and their state, one load and one atomic commit per
+//! turn, and the type-erased form the runner holds.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::records::{MiddlewareStateRecord, MiddlewareStateWrite};
+use super::{Scope, SessionStoreError, StateChange};
+use crate::ids::{AppName, SessionId, ThreadId, UserId};
+
+/// Which session: app, user and session id together (a session id is unique within its user and
+/// app, as in Google ADK).
+///
+/// ```
+/// use adk::state::SessionKey;
+///
+/// let key = SessionKey::new("shop", "ada", "s-1");
+/// assert_eq!(key.app.as_str(), "shop");
+/// assert_eq!(key.to_string(), "shop/ada/s-1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey {
+    /// The app.
+    pub app: AppName,
+    /// The user.
+    pub user: UserId,
+    /// The session.
+    pub session: SessionId,
+}
+
+impl SessionKey {
+    /// The key of session `session` of `user` in `app`.
+    pub fn new(
+        app: impl Into<AppName>,
+        user: impl Into<UserId>,
+        session: impl Into<SessionId>,
+    ) -> Self {
+        Self {
+            app: app.into(),
+            user: user.into(),
+            session: session.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for SessionKey {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}/{}/{}", self.app, self.user, self.session)
+    }
+}
+
+/// A session as a store returns it: its key, its merged state (session keys bare, `user:` and
+/// `app:` keys with their prefixes, never `temp:`) and when it last changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Session {
+    /// Which session.
+    pub key: SessionKey,
+    /// The merged state.
+    pub state: Map<String, Value>,
+    /// When the session was created or last committed to.
+    pub last_update_time: jiff::Timestamp,
+}
+
+/// Everything a turn needs from the store, read once at turn start. Keys are stored without
+/// their prefixes; [`State::from_loaded`](super::State::from_loaded) merges them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoadedTurn {
+    /// The app's state.
+    pub app: Map<String, Value>,
+    /// The user's state in this app.
+    pub user: Map<String, Value>,
+    /// The session's state (empty for a session that does not exist yet).
+    pub session: Map<String, Value>,
+    /// The session's middleware-state records, and the turn's thread's.
+    pub middleware: Vec<MiddlewareStateRecord>,
+}
+
+/// One write of a turn's commit: a key's name (prefix stripped), its change, and the value the
+/// turn loaded for it (`None`: absent). A store refuses the whole commit with
+/// [`SessionStoreError::Stale`] when a key's stored value is no longer `expected`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateWrite {
+    /// The key without its scope prefix.
+    pub name: String,
+    /// The new value, or a deletion.
+    pub change: StateChange,
+    /// What the turn loaded for this key.
+    pub expected: Option<Value>,
+}
+
+impl StateWrite {
+    /// Applies `writes` to `state` (unprefixed keys), in order. For store implementations.
+    pub fn apply_all(writes: &[StateWrite], state: &mut Map<String, Value>) {
+        for write in writes {
+            match &write.change {
+                StateChange::Set(value) => {
+                    state.insert(write.name.clone(), value.clone());
+                }
+                StateChange::Delete => {
+                    state.remove(&write.name);
+                }
+            }
+        }
+    }
+}
+
+/// Splits the state given to `create_session` into app, user and session parts (prefixes
+/// stripped), dropping `temp:` keys. For store implementations.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let state = json!({"app:motd": "hi", "user:theme": "dark", "step": 1, "temp:x": true});
+/// let (app, user, session) = adk::state::split_by_scope(state.as_object().unwrap().clone());
+/// assert_eq!(app, *json!({"motd": "hi"}).as_object().unwrap());
+/// assert_eq!(user, *json!({"theme": "dark"}).as_object().unwrap());
+/// assert_eq!(session, *json!({"step": 1}).as_object().unwrap());
+/// ```
+#[must_use]
+pub fn split_by_scope(
+    state: Map<String, Value>,
+) -> (Map<String, Value>, Map<String, Value>, Map<String, Value>) {
+    let (mut app, mut user, mut session) = (Map::new(), Map::new(), Map::new());
+    for (key, value) in state {
+        match Scope::of(&key) {
+            (Scope::App, name) => app.insert(name.to_owned(), value),
+            (Scope::User, name) => user.insert(name.to_owned(), value),
+            (Scope::Session, _) => session.insert(key, value),
+            (Scope::Temp, _) => None,
+        };
+    }
+    (app, user, session)
+}
+
+/// The merged view of a session's state: session keys bare, then `user:` and `app:` keys with
+/// their prefixes. For store implementations.
+#[must_use]
+pub fn merge_scopes(
+    app: &Map<String, Value>,
+    user: &Map<String, Value>,
+    session: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut merged = session.clone();
+    for (name, value) in user {
+        merged.insert(Scope::User.key(name), value.clone());
+    }
+    for (name, value) in app {
+        merged.insert(Scope::App.key(name), value.clone());
+    }
+    merged
+}
+
+/// What a turn commits, in one atomic write: the state delta by scope (never `temp:`) and the
+/// middleware-state record writes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnCommit {
+    /// The thread the turn ran in (for thread-scoped middleware-state records).
+    pub thread: ThreadId,
+    /// `app:` writes.
+    pub app: Vec<StateWrite>,
+    /// `user:` writes.
+    pub user: Vec<StateWrite>,
+    /// Session writes.
+    pub session: Vec<StateWrite>,
+    /// Middleware-state record writes, applied in order.
+    pub middleware: Vec<MiddlewareStateWrite>,
+}
+
+impl TurnCommit {
+    /// The keys (prefixed) whose stored values are no longer what the turn loaded, given the
+    /// stored app, user and session state (unprefixed). Empty means the commit may be applied.
+    /// For store implementations.
+    ///
+    /// ```
+    /// use adk::state::{StateChange, StateWrite, TurnCommit};
+    /// use serde_json::{json, Map};
+    ///
+    /// let commit = TurnCommit {
+    ///     user: vec![StateWrite { name: "theme".into(), change: StateChange::Set(json!("dark")), expected: None }],
+    ///     ..TurnCommit::default()
+    /// };
+    /// let mut stored_user = Map::new();
+    /// assert!(commit.stale_keys(&Map::new(), &stored_user, &Map::new()).is_empty());
+    /// stored_user.insert("theme".into(), json!("light")); // another turn wrote it meanwhile
+    /// assert_eq!(commit.stale_keys(&Map::new(), &stored_user, &Map::new()), ["user:theme"]);
+    /// ```
+    #[must_use]
+    pub fn stale_keys(
+        &self,
+        app: &Map<String, Value>,
+        user: &Map<String, Value>,
+        session: &Map<String, Value>,
+    ) -> Vec<String> {
+        let mut stale = Vec::new();
+        for (scope, writes, stored) in [
+            (Scope::App, &self.app, app),
+            (Scope::User, &self.user, user),
+            (Scope::Session, &self.session, session),
+        ] {
+            for write in writes {
+                if stored.get(&write.name) != write.expected.as_ref() {
+                    stale.push(scope.key(&write.name));
+                }
+            }
+        }
+        stale
+    }
+
+    /// Whether there is nothing to write.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.app.is_empty()
+            && self.user.is_empty()
+            && self.session.is_empty()
+            && self.middleware.is_empty()
+    }
+}
+
+type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreError>> + Send + 'a>>;
+
+/// Where sessions and their state live between turns.
+///
+/// The runner calls [`load_turn`](Self::load_turn) once when a turn starts and
+/// [`commit_turn`](Self::commit_turn) once when it completes; the rest is for applications and
+/// tools. Every method must be safe to call from many turns at once. Check an implementation
+/// with [`conformance`](super::conformance).
+///
+/// Rules every store keeps (Google ADK's `DatabaseSessionService`, per key):
+/// - `temp:` keys are never stored: `create_session` drops them.
+/// - App and user state are stored without their prefix and merged back, prefixed, on read.
+/// - JSON `null` is a value; a [`StateChange::Delete`] removes the key.
+/// - A commit is all or nothing: app, user, session and middleware parts together, or none.
+/// - A commit whose write would overwrite a key whose stored value is no longer the one the turn
+///   loaded is refused with [`SessionStoreError::Stale`], applying nothing. Writes to other keys
+///   by other turns do not make a commit stale.
+/// - Committing to a session that does not exist creates it.
+/// - Deleting a session keeps its app and user state.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Creates a session with `state` (`temp:` keys dropped; `app:`/`user:` keys go to the app's
+    /// and user's state) and returns it merged.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::AlreadyExists`] when the key is taken.
+    fn create_session(
+        &self,
+        key: &SessionKey,
+        state: Map<String, Value>,
+    ) -> impl Future<Output = Result<Session, SessionStoreError>> + Send;
+
+    /// The session with its merged state, or `None`.
+    fn get_session(
+        &self,
+        key: &SessionKey,
+    ) -> impl Future<Output = Result<Option<Session>, SessionStoreError>> + Send;
+
+    /// The app's sessions (of one user, or of all when `user` is `None`) with merged state,
+    /// ordered by last update time, then user, then id.
+    fn list_sessions(
+        &self,
+        app: &AppName,
+        user: Option<&UserId>,
+    ) -> impl Future<Output = Result<Vec<Session>, SessionStoreError>> + Send;
+
+    /// Deletes the session and its middleware-state records; its app and user state stay.
+    /// Deleting a missing session is not an error.
+    fn delete_session(
+        &self,
+        key: &SessionKey,
+    ) -> impl Future<Output = Result<(), SessionStoreError>> + Send;
+
+    /// The app's state, keys without their prefix.
+    fn app_state(
+        &self,
+        app: &AppName,
+    ) -> impl Future<Output = Result<Map<String, Value>, SessionStoreError>> + Send;
+
+    /// The user's state in the app, keys without their prefix.
+    fn user_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+    ) -> impl Future<Output = Result<Map<String, Value>, SessionStoreError>> + Send;
+
+    /// Everything a turn of `key` in `thread` needs, in one read.
+    fn load_turn(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+    ) -> impl Future<Output = Result<LoadedTurn, SessionStoreError>> + Send;
+
+    /// Applies one turn's commit atomically.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Stale`] (nothing applied) or a backend failure (nothing applied).
+    fn commit_turn(
+        &self,
+        key: &SessionKey,
+        commit: TurnCommit,
+    ) -> impl Future<Output = Result<(), SessionStoreError>> + Send;
+
+    /// Copies the thread-scoped middleware-state records of `from` to `to` (replacing `to`'s),
+    /// atomically: the record-level primitive a fork needs.
+    fn copy_thread_records(
+        &self,
+        key: &SessionKey,
+        from: &ThreadId,
+        to: &ThreadId,
+    ) -> impl Future<Output = Result<(), SessionStoreError>> + Send;
+}
+
+/// The object-safe mirror of [`SessionStore`], implemented for every store.
+#[doc(hidden)]
+pub trait DynSessionStore: Send + Sync + 'static {
+    fn create_session<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        state: Map<String, Value>,
+    ) -> StoreFuture<'a, Session>;
+    fn get_session<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, Option<Session>>;
+    fn list_sessions<'a>(
+        &'a self,
+        app: &'a AppName,
+        user: Option<&'a UserId>,
+    ) -> StoreFuture<'a, Vec<Session>>;
+    fn delete_session<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, ()>;
+    fn app_state<'a>(&'a self, app: &'a AppName) -> StoreFuture<'a, Map<String, Value>>;
+    fn user_state<'a>(
+        &'a self,
+        app: &'a AppName,
+        user: &'a UserId,
+    ) -> StoreFuture<'a, Map<String, Value>>;
+    fn load_turn<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        thread: &'a ThreadId,
+    ) -> StoreFuture<'a, LoadedTurn>;
+    fn commit_turn<'a>(&'a self, key: &'a SessionKey, commit: TurnCommit) -> StoreFuture<'a, ()>;
+    fn copy_thread_records<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        from: &'a ThreadId,
+        to: &'a ThreadId,
+    ) -> StoreFuture<'a, ()>;
+}
+
+impl<S: SessionStore> DynSessionStore for S {
+    fn create_session<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        state: Map<String, Value>,
+    ) -> StoreFuture<'a, Session> {
+        Box::pin(SessionStore::create_session(self, key, state))
+    }
+    fn get_session<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, Option<Session>> {
+        Box::pin(SessionStore::get_session(self, key))
+    }
+    fn list_sessions<'a>(
+        &'a self,
+        app: &'a AppName,
+        user: Option<&'a UserId>,
+    ) -> StoreFuture<'a, Vec<Session>> {
+        Box::pin(SessionStore::list_sessions(self, app, user))
+    }
+    fn delete_session<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, ()> {
+        Box::pin(SessionStore::delete_session(self, key))
+    }
+    fn app_state<'a>(&'a self, app: &'a AppName) -> StoreFuture<'a, Map<String, Value>> {
+        Box::pin(SessionStore::app_state(self, app))
+    }
+    fn user_state<'a>(
+        &'a self,
+        app: &'a AppName,
+        user: &'a UserId,
+    ) -> StoreFuture<'a, Map<String, Value>> {
+        Box::pin(SessionStore::user_state(self, app, user))
+    }
+    fn load_turn<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        thread: &'a ThreadId,
+    ) -> StoreFuture<'a, LoadedTurn> {
+        Box::pin(SessionStore::load_turn(self, key, thread))
+    }
+    fn commit_turn<'a>(&'a self, key: &'a SessionKey, commit: TurnCommit) -> StoreFuture<'a, ()> {
+        Box::pin(SessionStore::commit_turn(self, key, commit))
+    }
+    fn copy_thread_records<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        from: &'a ThreadId,
+        to: &'a ThreadId,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(SessionStore::copy_thread_records(self, key, from, to))
+    }
+}
+
+/// A session store behind an `Arc`, type-erased: what the runner holds. Cheap to clone; it is
+/// itself a [`SessionStore`], so code written against the trait takes it too.
+///
+/// ```
+/// use adk::state::{InMemorySessionStore, SessionKey, SharedSessionStore, SessionStore};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = SharedSessionStore::new(InMemorySessionStore::new());
+/// let key = SessionKey::new("shop", "ada", "s-1");
+/// store.create_session(&key, Default::default()).await?;
+/// assert!(store.get_session(&key).await?.is_some());
+/// # Ok::<(), adk::state::SessionStoreError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct SharedSessionStore(Arc<dyn DynSessionStore>);
+
+impl SharedSessionStore {
+    /// Erases `store`.
+    pub fn new(store: impl SessionStore) -> Self {
+        Self(Arc::new(store))
+    }
+}
+
+impl std::fmt::Debug for SharedSessionStore {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SharedSessionStore")
+    }
+}
+
+impl SessionStore for SharedSessionStore {
+    async fn create_session(
+        &self,
+        key: &SessionKey,
+        state: Map<String, Value>,
+    ) -> Result<Session, SessionStoreError> {
+        self.0.create_session(key, state).await
+    }
+    async fn get_session(&self, key: &SessionKey) -> Result<Option<Session>, SessionStoreError> {
+        self.0.get_session(key).await
+    }
+    async fn list_sessions(
+        &self,
+        app: &AppName,
+        user: Option<&UserId>,
+    ) -> Result<Vec<Session>, SessionStoreError> {
+        self.0.list_sessions(app, user).await
+    }
+    async fn delete_session(&self, key: &SessionKey) -> Result<(), SessionStoreError> {
+        self.0.delete_session(key).await
+    }
+    async fn app_state(&self, app: &AppName) -> Result<Map<String, Value>, SessionStoreError> {
+        self.0.app_state(app).await
+    }
+    async fn user_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+    ) -> Result<Map<String, Value>, SessionStoreError> {
+        self.0.user_state(app, user).await
+    }
+    async fn load_turn(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+    ) -> Result<LoadedTurn, SessionStoreError> {
+        self.0.load_turn(key, thread).await
+    }
+    async fn commit_turn(
+        &self,
+        key: &SessionKey,
+        commit: TurnCommit,
+    ) -> Result<(), SessionStoreError> {
+        self.0.commit_turn(key, commit).await
+    }
+    async fn copy_thread_records(
+        &self,
+        key: &SessionKey,
+        from: &ThreadId,
+        to: &ThreadId,
+    ) -> Result<(), SessionStoreError> {
+        self.0.copy_thread_records(key, from, to).await
+    }
+}

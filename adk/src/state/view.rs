@@ -1,0 +1,280 @@
+//! [`State`]: the merged view of session, user, app and temporary state a turn reads and writes,
+//! and the delta it records.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::records::{MiddlewareStateRecord, MiddlewareStateWrite};
+use super::store::{LoadedTurn, StateWrite, TurnCommit};
+use super::{Scope, StateError, StateKey, StateValue};
+use crate::ids::ThreadId;
+
+/// One recorded change to a key: a new value (JSON `null` included) or a deletion.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StateChange {
+    /// The key now holds this value. `Value::Null` is a value, not a deletion.
+    Set(Value),
+    /// The key was deleted.
+    Delete,
+}
+
+/// The state a turn sees: what the session store loaded (session keys bare, app and user keys
+/// with their prefixes) overlaid with the turn's own writes.
+///
+/// Writes go through at once: the next read, by any later middleware of the turn, sees them. Each
+/// write is also recorded in the turn's delta, which the runner commits to the session store at
+/// the end of a completed turn (`temp:` keys are never committed). Reach it through
+/// `ctx.state()` and `ctx.state_mut()` on [`TurnContext`](crate::TurnContext) and
+/// [`DispatchContext`](crate::DispatchContext).
+///
+/// ```
+/// use adk::state::State;
+/// use serde_json::json;
+///
+/// const THEME: adk::state::StateKey<String> = adk::state_key!("user:theme" => String);
+///
+/// let mut state = State::new();
+/// state.set(THEME, "dark".to_owned())?;
+/// state.set_value("step", json!(2))?;
+/// state.set_value("temp:scratch", json!(null))?;
+///
+/// assert_eq!(state.get(THEME)?, Some("dark".to_owned()));
+/// assert!(state.has("temp:scratch")); // null is a value
+/// assert!(state.delete("step"));
+/// assert!(!state.has("step"));
+/// assert_eq!(state.to_map(), json!({"user:theme": "dark", "temp:scratch": null}).as_object().unwrap().clone());
+/// # Ok::<(), adk::state::StateError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    loaded: Arc<Map<String, Value>>,
+    changes: BTreeMap<String, StateChange>,
+    /// Changes not yet handed on, kept only by a dispatch's copy (see `with_journal`).
+    journal: Option<Vec<(String, StateChange)>>,
+    middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
+    middleware_writes: Vec<MiddlewareStateWrite>,
+}
+
+impl State {
+    /// Empty state: what a turn sees without a session store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The state a turn starts with, from what a session store loaded.
+    #[must_use]
+    pub fn from_loaded(loaded: LoadedTurn) -> Self {
+        let mut merged = loaded.session;
+        for (name, value) in loaded.user {
+            merged.insert(Scope::User.key(&name), value);
+        }
+        for (name, value) in loaded.app {
+            merged.insert(Scope::App.key(&name), value);
+        }
+        Self {
+            loaded: Arc::new(merged),
+            middleware_loaded: Arc::new(loaded.middleware),
+            ..Self::default()
+        }
+    }
+
+    /// The JSON value of `key` (any scope, prefix included), or `None` when it is absent or was
+    /// deleted. A stored `null` is `Some(&Value::Null)`.
+    #[must_use]
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        match self.changes.get(key) {
+            Some(StateChange::Set(value)) => Some(value),
+            Some(StateChange::Delete) => None,
+            None => self.loaded.get(key),
+        }
+    }
+
+    /// The value of a typed key, or `None` when absent.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::Deserialize`] when the stored JSON is not a `T`.
+    pub fn get<T: StateValue>(&self, key: StateKey<T>) -> Result<Option<T>, StateError> {
+        self.value(key.key())
+            .map(|value| {
+                T::deserialize(value).map_err(|source| StateError::Deserialize {
+                    key: key.key().to_owned(),
+                    expected: std::any::type_name::<T>(),
+                    source,
+                })
+            })
+            .transpose()
+    }
+
+    /// Whether `key` holds a value (`null` included).
+    #[must_use]
+    pub fn has(&self, key: impl AsRef<str>) -> bool {
+        self.value(key.as_ref()).is_some()
+    }
+
+    /// Writes a typed key.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::Serialize`] when `value` cannot be turned into JSON.
+    pub fn set<T: StateValue>(&mut self, key: StateKey<T>, value: T) -> Result<(), StateError> {
+        let json = serde_json::to_value(value).map_err(|source| StateError::Serialize {
+            key: key.key().to_owned(),
+            source,
+        })?;
+        self.record(key.key().to_owned(), StateChange::Set(json));
+        Ok(())
+    }
+
+    /// Writes `value` under `key` (string form; the prefix picks the scope).
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::EmptyName`] when the key or its name after the prefix is empty.
+    pub fn set_value(&mut self, key: impl Into<String>, value: Value) -> Result<(), StateError> {
+        let key = checked(key.into())?;
+        self.record(key, StateChange::Set(value));
+        Ok(())
+    }
+
+    /// Writes every entry, or none when one key is invalid.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::EmptyName`] for the first invalid key; nothing was written.
+    pub fn update(
+        &mut self,
+        entries: impl IntoIterator<Item = (String, Value)>,
+    ) -> Result<(), StateError> {
+        let entries = entries
+            .into_iter()
+            .map(|(key, value)| Ok((checked(key)?, value)))
+            .collect::<Result<Vec<_>, StateError>>()?;
+        for (key, value) in entries {
+            self.record(key, StateChange::Set(value));
+        }
+        Ok(())
+    }
+
+    /// Deletes `key`; the deletion is recorded in the delta and reaches the store like a write.
+    /// Returns whether the key held a value (deleting an absent key records nothing).
+    pub fn delete(&mut self, key: impl AsRef<str>) -> bool {
+        let key = key.as_ref();
+        if !self.has(key) {
+            return false;
+        }
+        self.record(key.to_owned(), StateChange::Delete);
+        true
+    }
+
+    /// The merged view: every key with a value, prefixes included, `temp:` keys too.
+    #[must_use]
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut merged = (*self.loaded).clone();
+        for (key, change) in &self.changes {
+            match change {
+                StateChange::Set(value) => {
+                    merged.insert(key.clone(), value.clone());
+                }
+                StateChange::Delete => {
+                    merged.remove(key);
+                }
+            }
+        }
+        merged
+    }
+
+    /// The turn's delta so far: each key written or deleted, with its last change, in key order
+    /// (`temp:` keys included; the runner leaves them out of the commit).
+    pub fn delta(&self) -> impl Iterator<Item = (&str, &StateChange)> {
+        self.changes
+            .iter()
+            .map(|(key, change)| (key.as_str(), change))
+    }
+
+    /// Whether the turn changed anything (state or middleware-state records).
+    #[must_use]
+    pub fn has_delta(&self) -> bool {
+        !self.changes.is_empty() || !self.middleware_writes.is_empty()
+    }
+
+    /// The middleware-state records the session store loaded for this turn: the session's and
+    /// the turn's thread's. Opaque JSON for typed middleware state to interpret.
+    #[must_use]
+    pub fn middleware_records(&self) -> &[MiddlewareStateRecord] {
+        &self.middleware_loaded
+    }
+
+    /// Queues a middleware-state record write (or deletion) for the turn's commit.
+    pub fn write_middleware_record(&mut self, write: MiddlewareStateWrite) {
+        self.middleware_writes.push(write);
+    }
+
+    fn record(&mut self, key: String, change: StateChange) {
+        if let Some(journal) = &mut self.journal {
+            journal.push((key.clone(), change.clone()));
+        }
+        self.changes.insert(key, change);
+    }
+
+    /// A copy that also journals its changes, so a dispatch can hand them to the turn when it
+    /// completes an iteration or is acknowledged.
+    pub(crate) fn with_journal(&self) -> Self {
+        Self {
+            journal: Some(Vec::new()),
+            ..self.clone()
+        }
+    }
+
+    /// Applies the journaled changes of a dispatch's copy to `turn`, in the order they were made.
+    pub(crate) fn flush_journal_into(&mut self, turn: &mut State) {
+        if let Some(journal) = &mut self.journal {
+            for (key, change) in journal.drain(..) {
+                turn.changes.insert(key, change);
+            }
+        }
+    }
+
+    /// Drops the journaled changes: the turn never sees them.
+    pub(crate) fn discard_journal(&mut self) {
+        if let Some(journal) = &mut self.journal {
+            journal.clear();
+        }
+    }
+
+    /// The commit for this turn: persistent changes split by scope, each with the value the turn
+    /// loaded for it (the stale check), and the middleware-state writes.
+    #[must_use]
+    pub fn to_commit(&self, thread: &ThreadId) -> TurnCommit {
+        let mut commit = TurnCommit {
+            thread: thread.clone(),
+            ..TurnCommit::default()
+        };
+        for (key, change) in &self.changes {
+            let (scope, name) = Scope::of(key);
+            let write = StateWrite {
+                name: name.to_owned(),
+                change: change.clone(),
+                expected: self.loaded.get(key.as_str()).cloned(),
+            };
+            match scope {
+                Scope::Session => commit.session.push(write),
+                Scope::User => commit.user.push(write),
+                Scope::App => commit.app.push(write),
+                Scope::Temp => {}
+            }
+        }
+        commit.middleware = self.middleware_writes.clone();
+        commit
+    }
+}
+
+fn checked(key: String) -> Result<String, StateError> {
+    if Scope::of(&key).1.is_empty() {
+        return Err(StateError::EmptyName { key });
+    }
+    Ok(key)
+}
