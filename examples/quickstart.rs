@@ -28,8 +28,9 @@ use adk::dispatch::{Executor, ScriptedModel};
 use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
-use adk::sqlite::SqliteStorage;
-use adk::storage::{SharedStorage, StorageContext};
+use adk::sqlite::{SqliteSessionStore, SqliteStorage};
+use adk::state::{SessionKey, SessionStore, StateKey};
+use adk::storage::{FetchWindow, SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
 
@@ -91,18 +92,45 @@ impl Options {
 // ---------------------------------------------------------------------------------------------
 // Middleware
 
-/// Loads the conversation so far into the turn: its messages (the new user message, stored by
-/// the runner before this middleware, comes last) and its tool calls.
+/// How much of the conversation the model sees: the latest messages and tool calls. A window
+/// keeps a turn's cost flat however long the conversation grows (SQLite reads just these rows
+/// through its index).
+pub const HISTORY_WINDOW: usize = 40;
+
+/// Loads the recent conversation into the turn: its last messages (the new user message, stored
+/// by the runner before this middleware, comes last) and its last tool calls.
 #[adk::middleware(pipeline = turn_input)]
 pub async fn load_history(
     ctx: &mut TurnContext,
     next: Next<'_, TurnContext>,
 ) -> Result<(), BoxError> {
-    let history = ctx.fetch_messages().await?;
+    let history = ctx
+        .fetch_messages_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
     ctx.messages.extend(history);
-    let tool_calls = ctx.fetch_tool_calls().await?;
+    let tool_calls = ctx
+        .fetch_tool_calls_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
     ctx.tool_calls.extend(tool_calls);
     // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+/// Session state: the user's question count is `user:` state, remembered across runs by the
+/// session store; the turn's start mark is `temp:` state, which no store ever keeps.
+const QUESTIONS_ASKED: StateKey<u32> = adk::state_key!("user:questions_asked" => u32);
+const TURN_STARTED: StateKey<bool> = adk::state_key!("temp:turn_started" => bool);
+
+/// Counts the user's questions in `user:` state and marks the turn in `temp:` state.
+#[adk::middleware(pipeline = turn_input)]
+pub async fn count_questions(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    let asked = ctx.state().get(QUESTIONS_ASKED)?.unwrap_or(0);
+    ctx.state_mut().set(QUESTIONS_ASKED, asked + 1)?;
+    ctx.state_mut().set(TURN_STARTED, true)?;
     let _ = next.run(ctx).await;
     Ok(())
 }
@@ -380,8 +408,25 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
     } else {
         println!("continuing the conversation: {earlier} messages from earlier runs loaded");
     }
+    // Session state lives in the same file, in Google ADK's tables.
+    let sessions = SqliteSessionStore::open(database_path(options)).await?;
+    let remembered = sessions
+        .user_state(&Default::default(), &Default::default())
+        .await?;
+    println!(
+        "session state: {} questions asked in earlier runs (user:), temp: keys stored: {}",
+        remembered
+            .get("questions_asked")
+            .map_or(0, |n| n.as_u64().unwrap_or(0)),
+        sessions
+            .get_session(&SessionKey::new("default", "default", CONVERSATION))
+            .await?
+            .is_some_and(|session| session.state.keys().any(|key| key.starts_with("temp:")))
+    );
     let runner = TurnRunner::builder()
         .shared_storage(storage.clone())
+        .session_store(sessions)
+        .turn_input(count_questions)
         .executor(model)
         .tool(weather()?)
         .tool(calculator()?)

@@ -63,6 +63,24 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
         second[15],
         r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?", "What do you remember?", "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#
     );
+    // The `user:` count survived both runs; the `temp:` mark was never stored.
+    {
+        use adk::state::{SessionKey, SessionStore};
+        let sessions = adk::sqlite::SqliteSessionStore::open(quickstart::database_path(&options))
+            .await
+            .expect("the session tables");
+        let key = SessionKey::new("default", "default", quickstart::CONVERSATION);
+        let session = sessions
+            .get_session(&key)
+            .await
+            .expect("reads")
+            .expect("the session");
+        assert_eq!(
+            session.state.get("user:questions_asked"),
+            Some(&serde_json::json!(6))
+        );
+        assert!(!session.state.keys().any(|key| key.starts_with("temp:")));
+    }
 
     options.reset = true;
     let after_reset = quickstart::run(&options, model())
