@@ -1,6 +1,7 @@
 //! The main job: a short conversation through the full runtime.
 //!
-//! The conversation is kept in `examples-data/quickstart.sqlite3` ([`SqliteStorage`]). Each user
+//! The conversation is kept in `examples-data/quickstart.sqlite3` ([`SqliteStorage`]), or in the
+//! PostgreSQL database `DATABASE_URL` names when the `postgres` feature is on. Each user
 //! message is one turn: the runner stores it (`RawTurnContext::user_message`), a `turn_input`
 //! middleware loads the conversation's history from storage, a `dispatch_input` middleware
 //! spends a budget kept in the stash under typed keys, and the model (the deterministic
@@ -16,6 +17,7 @@
 //! RUST_LOG=adk=debug cargo run --example quickstart   # each turn, its dispatch and tools, logged
 //! OPENAI_API_KEY=sk-… cargo run --example quickstart --features adk-examples/openai
 //! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features adk-examples/openai
+//! DATABASE_URL=postgresql://me@localhost/agents cargo run --example quickstart --features adk-examples/postgres
 //! ```
 
 use std::path::PathBuf;
@@ -26,8 +28,9 @@ use adk::dispatch::{Executor, ScriptedModel};
 use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
-use adk::sqlite::SqliteStorage;
-use adk::storage::{SharedStorage, StorageContext};
+use adk::sqlite::{SqliteSessionStore, SqliteStorage};
+use adk::state::{SessionKey, SessionStore, StateKey};
+use adk::storage::{FetchWindow, SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
 
@@ -57,6 +60,9 @@ pub struct Options {
     pub reset: bool,
     /// Use a throw-away folder, removed when the run ends.
     pub quick: bool,
+    /// A PostgreSQL database to keep the conversation in instead of the SQLite file
+    /// (`DATABASE_URL`).
+    pub database_url: Option<String>,
 }
 
 impl Options {
@@ -76,6 +82,9 @@ impl Options {
             data_dir,
             reset: args.iter().any(|arg| arg == "--reset"),
             quick,
+            database_url: std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|url| !url.is_empty()),
         }
     }
 }
@@ -83,18 +92,45 @@ impl Options {
 // ---------------------------------------------------------------------------------------------
 // Middleware
 
-/// Loads the conversation so far into the turn: its messages (the new user message, stored by
-/// the runner before this middleware, comes last) and its tool calls.
+/// How much of the conversation the model sees: the latest messages and tool calls. A window
+/// keeps a turn's cost flat however long the conversation grows (SQLite reads just these rows
+/// through its index).
+pub const HISTORY_WINDOW: usize = 40;
+
+/// Loads the recent conversation into the turn: its last messages (the new user message, stored
+/// by the runner before this middleware, comes last) and its last tool calls.
 #[adk::middleware(pipeline = turn_input)]
 pub async fn load_history(
     ctx: &mut TurnContext,
     next: Next<'_, TurnContext>,
 ) -> Result<(), BoxError> {
-    let history = ctx.fetch_messages().await?;
+    let history = ctx
+        .fetch_messages_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
     ctx.messages.extend(history);
-    let tool_calls = ctx.fetch_tool_calls().await?;
+    let tool_calls = ctx
+        .fetch_tool_calls_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
     ctx.tool_calls.extend(tool_calls);
     // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+/// Session state: the user's question count is `user:` state, remembered across runs by the
+/// session store; the turn's start mark is `temp:` state, which no store ever keeps.
+const QUESTIONS_ASKED: StateKey<u32> = adk::state_key!("user:questions_asked" => u32);
+const TURN_STARTED: StateKey<bool> = adk::state_key!("temp:turn_started" => bool);
+
+/// Counts the user's questions in `user:` state and marks the turn in `temp:` state.
+#[adk::middleware(pipeline = turn_input)]
+pub async fn count_questions(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    let asked = ctx.state().get(QUESTIONS_ASKED)?.unwrap_or(0);
+    ctx.state_mut().set(QUESTIONS_ASKED, asked + 1)?;
+    ctx.state_mut().set(TURN_STARTED, true)?;
     let _ = next.run(ctx).await;
     Ok(())
 }
@@ -242,8 +278,27 @@ pub fn database_path(options: &Options) -> PathBuf {
     options.data_dir.join("quickstart.sqlite3")
 }
 
-/// Opens (or creates) the conversation's SQLite database under `options.data_dir`.
+/// Opens (or creates) the conversation's SQLite database under `options.data_dir`, or connects
+/// to the PostgreSQL database `options.database_url` names.
 pub async fn open_storage(options: &Options) -> Result<SharedStorage, BoxError> {
+    if let Some(url) = &options.database_url {
+        #[cfg(feature = "postgres")]
+        {
+            let storage = adk::postgres::PostgresStorage::connect(url).await?;
+            println!("storage: the PostgreSQL database in DATABASE_URL (--reset starts over)");
+            return Ok(SharedStorage::new(storage));
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            let _ = url;
+            return Err(
+                "`DATABASE_URL` is set, but the example was built without PostgreSQL; \
+                        run `cargo run --example quickstart --features adk-examples/postgres`, \
+                        or unset it to keep the conversation in SQLite"
+                    .into(),
+            );
+        }
+    }
     std::fs::create_dir_all(&options.data_dir)?;
     let path = database_path(options);
     let storage = SqliteStorage::open(&path).await?;
@@ -308,10 +363,24 @@ pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError
     Ok(lines.into_iter().map(|(_, line)| line).collect())
 }
 
+/// Deletes the conversation's messages and tool calls, for `--reset` on a shared database.
+pub async fn forget(storage: &SharedStorage) -> Result<(), BoxError> {
+    let ctx = StorageContext::new(CONVERSATION);
+    for message in storage.fetch_messages(&ctx).await? {
+        storage
+            .delete_message(&ctx, message.id().to_owned())
+            .await?;
+    }
+    for call in storage.fetch_tool_calls(&ctx).await? {
+        storage.delete_tool_call(&ctx, call.id().to_owned()).await?;
+    }
+    Ok(())
+}
+
 /// Runs one conversation of [`QUESTIONS`] with `model` and returns the transcript read back
 /// from storage.
 pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<String>, BoxError> {
-    if options.reset {
+    if options.reset && options.database_url.is_none() {
         let database = database_path(options);
         for suffix in ["", "-wal", "-shm"] {
             let mut file = database.clone().into_os_string();
@@ -326,6 +395,10 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
         println!("reset: forgot the conversation in {}", database.display());
     }
     let storage = open_storage(options).await?;
+    if options.reset && options.database_url.is_some() {
+        forget(&storage).await?;
+        println!("reset: forgot the conversation in the PostgreSQL database");
+    }
     let earlier = storage
         .fetch_messages(&StorageContext::new(CONVERSATION))
         .await?
@@ -335,8 +408,25 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
     } else {
         println!("continuing the conversation: {earlier} messages from earlier runs loaded");
     }
+    // Session state lives in the same file, in Google ADK's tables.
+    let sessions = SqliteSessionStore::open(database_path(options)).await?;
+    let remembered = sessions
+        .user_state(&Default::default(), &Default::default())
+        .await?;
+    println!(
+        "session state: {} questions asked in earlier runs (user:), temp: keys stored: {}",
+        remembered
+            .get("questions_asked")
+            .map_or(0, |n| n.as_u64().unwrap_or(0)),
+        sessions
+            .get_session(&SessionKey::new("default", "default", CONVERSATION))
+            .await?
+            .is_some_and(|session| session.state.keys().any(|key| key.starts_with("temp:")))
+    );
     let runner = TurnRunner::builder()
         .shared_storage(storage.clone())
+        .session_store(sessions)
+        .turn_input(count_questions)
         .executor(model)
         .tool(weather()?)
         .tool(calculator()?)

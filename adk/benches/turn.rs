@@ -1,23 +1,41 @@
-//! The cost of a turn and of each middleware layer, beside two hand-written baselines of the
-//! same depth measured in the same run:
+//! The cost of a turn, of each middleware layer, and of history, beside hand-written baselines
+//! measured in the same run:
 //! - a chain of boxed async closures (what any runtime-composed pipeline pays);
 //! - a statically composed chain (the floor: the compiler sees every layer).
 //!
-//! Run: `cargo bench -p checked-adk --bench turn`. Allocation counts come from a counting global
-//! allocator and are printed once before the timings.
+//! Rows: a mocked turn with 0, 4 and 64 pass-through middleware (0, 1 and 16 per pipeline), the
+//! two 64-layer baselines, and a turn whose `turn_input` loads 10, 1,000 or 10,000 turns of
+//! history (two messages each) as a window of the last 20 messages and as a whole, beside the
+//! load alone (fetch + `Collection::extend` + drop), so the runtime's own share is the
+//! difference.
+//!
+//! Criterion: `cargo bench -p checked-adk --bench turn -- --measurement-time 2 --warm-up-time 1`
+//! prints allocation counts first and the medians and ratios last.
+//!
+//! Plain mode, for `valgrind --tool=callgrind`: with `ADK_BENCH_ROW=<row>` (and optionally
+//! `ADK_BENCH_ITERATIONS=<n>`, default 1000) the binary runs that row `n` times and exits
+//! without criterion; `ADK_BENCH_ROW=list` prints the rows, `ADK_BENCH_ROW=summary` the
+//! medians and ratios of the last criterion run.
+
+// The static baseline nests 64 layer types.
+#![recursion_limit = "512"]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::hint::black_box;
+use std::marker::PhantomData;
+use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use adk::context::{DispatchContext, RawTurnContext, TurnContext};
+use adk::context::{Collection, DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
-use adk::pipeline::{BoxError, from_fn};
-use adk::storage::NoopStorage;
+use adk::pipeline::{BoxError, Next, from_fn};
+use adk::primitives::Message;
+use adk::storage::{FetchWindow, NoopStorage, StorageAdapter, StorageContext};
 use adk::{TurnRunner, middleware};
-use criterion::{Criterion, criterion_main};
+use criterion::Criterion;
 
 struct CountingAllocator;
 
@@ -37,20 +55,24 @@ unsafe impl GlobalAlloc for CountingAllocator {
         // SAFETY: `pointer` came from `System.alloc` with this layout.
         unsafe { System.dealloc(pointer, layout) }
     }
+
+    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(pointer, layout, new_size) }
+    }
 }
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-const DEPTH_PER_PIPELINE: usize = 8;
 const PIPELINES: usize = 4;
-const LAYERS: usize = DEPTH_PER_PIPELINE * PIPELINES;
+const DEEP: usize = 64;
+const WINDOW: usize = 20;
+const HISTORY_TURNS: [usize; 3] = [10, 1_000, 10_000];
 
 #[middleware(pipeline = [turn_input, turn_output])]
-async fn pass_turn(
-    ctx: &mut TurnContext,
-    next: adk::pipeline::Next<'_, TurnContext>,
-) -> Result<(), BoxError> {
+async fn pass_turn(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
     let _ = next.run(ctx).await;
     Ok(())
 }
@@ -58,19 +80,21 @@ async fn pass_turn(
 #[middleware(pipeline = [dispatch_input, dispatch_output])]
 async fn pass_dispatch(
     ctx: &mut DispatchContext,
-    next: adk::pipeline::Next<'_, DispatchContext>,
+    next: Next<'_, DispatchContext>,
 ) -> Result<(), BoxError> {
     let _ = next.run(ctx).await;
     Ok(())
 }
 
-fn runner(depth: usize) -> TurnRunner {
+/// A mocked turn: no-op storage, an executor that returns at once, and `depth` pass-through
+/// middleware on each pipeline. One extra `dispatch_output` middleware acknowledges after the
+/// output pipeline so all four pipelines run; it is in every row, so it cancels out of the
+/// per-layer figure.
+fn mocked_runner(depth: usize) -> TurnRunner {
     let mut builder = TurnRunner::builder()
         .storage(NoopStorage::new())
         .executor(executor_fn(|ctx: &mut DispatchContext| {
             Box::pin(async move {
-                // Acking from the executor skips dispatch_output, as the loop's rules say; the
-                // bench instead acks after the output pipeline so all four pipelines run.
                 let _ = ctx;
                 Ok::<(), BoxError>(())
             })
@@ -90,6 +114,76 @@ fn runner(depth: usize) -> TurnRunner {
             .turn_output(pass_turn);
     }
     builder.build()
+}
+
+adk::storage_adapter! {
+    /// A conversation held in memory that honours the fetch window by slicing; stores are
+    /// accepted and dropped, so every run sees the same history.
+    #[derive(Clone)]
+    struct History {
+        messages: Arc<Vec<Message>>,
+    }
+
+    impl {
+        fetch_messages: async |ctx| Ok(ctx.fetch_window().slice(&self.messages).to_vec()),
+        store_message: async |_ctx, _message| Ok(()),
+        ..noop
+    }
+}
+
+fn history(turns: usize) -> History {
+    let messages = (0..turns)
+        .flat_map(|turn| {
+            [
+                Message::user(format!("u{turn}"), format!("question number {turn}")),
+                Message::assistant(format!("a{turn}"), format!("answer number {turn}")),
+            ]
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .expect("valid messages");
+    History {
+        messages: Arc::new(messages),
+    }
+}
+
+fn window_of(whole: bool) -> FetchWindow {
+    if whole {
+        FetchWindow::All
+    } else {
+        FetchWindow::Last(WINDOW)
+    }
+}
+
+/// A turn that loads history in `turn_input` and whose executor stores one reply and acks.
+fn history_runner(storage: &History, whole: bool) -> TurnRunner {
+    TurnRunner::builder()
+        .storage(storage.clone())
+        .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                let history = ctx.fetch_messages_within(window_of(whole)).await?;
+                ctx.messages.extend(history);
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.store_message(Message::assistant("reply", "done")?)
+                    .await?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build()
+}
+
+/// The load alone, as the turn does it: fetch through the window, extend a collection, drop.
+async fn load_only(storage: &History, whole: bool) -> usize {
+    let ctx = StorageContext::new("bench-conversation").with_fetch_window(window_of(whole));
+    let fetched = storage.fetch_messages(&ctx).await.expect("in memory");
+    let mut messages = Collection::new();
+    messages.extend(window_of(whole).apply(fetched));
+    messages.len()
 }
 
 // The boxed baseline: each layer is a boxed closure returning a boxed future, like any pipeline
@@ -123,124 +217,270 @@ async fn run_boxed(chain: &[BoxedLayer], state: &mut u64) {
     }
 }
 
-// The static baseline: nested async fns the compiler can inline.
-macro_rules! static_chain {
-    ($name:ident, $inner:ident) => {
-        async fn $name(state: &mut u64) {
-            *state += 1;
-            $inner(state).await;
-        }
-    };
+// The static baseline: 64 nested layers whose types the compiler sees, so it can inline them.
+trait StaticLayer {
+    fn run(state: &mut u64) -> impl Future<Output = ()> + Send;
 }
-async fn static_end(state: &mut u64) {
-    *state += 1;
+
+struct End;
+
+impl StaticLayer for End {
+    async fn run(_state: &mut u64) {}
 }
-static_chain!(s31, static_end);
-static_chain!(s30, s31);
-static_chain!(s29, s30);
-static_chain!(s28, s29);
-static_chain!(s27, s28);
-static_chain!(s26, s27);
-static_chain!(s25, s26);
-static_chain!(s24, s25);
-static_chain!(s23, s24);
-static_chain!(s22, s23);
-static_chain!(s21, s22);
-static_chain!(s20, s21);
-static_chain!(s19, s20);
-static_chain!(s18, s19);
-static_chain!(s17, s18);
-static_chain!(s16, s17);
-static_chain!(s15, s16);
-static_chain!(s14, s15);
-static_chain!(s13, s14);
-static_chain!(s12, s13);
-static_chain!(s11, s12);
-static_chain!(s10, s11);
-static_chain!(s9, s10);
-static_chain!(s8, s9);
-static_chain!(s7, s8);
-static_chain!(s6, s7);
-static_chain!(s5, s6);
-static_chain!(s4, s5);
-static_chain!(s3, s4);
-static_chain!(s2, s3);
-static_chain!(s1, s2);
+
+struct Layer<Inner>(PhantomData<Inner>);
+
+impl<Inner: StaticLayer> StaticLayer for Layer<Inner> {
+    async fn run(state: &mut u64) {
+        *state += 1;
+        Inner::run(state).await;
+    }
+}
+
+type Four<Inner> = Layer<Layer<Layer<Layer<Inner>>>>;
+type Sixteen<Inner> = Four<Four<Four<Four<Inner>>>>;
+type StaticChain = Sixteen<Sixteen<Sixteen<Sixteen<End>>>>;
 
 fn raw() -> RawTurnContext {
     RawTurnContext::new("bench-conversation", "You are a benchmark.")
 }
 
-fn allocations_of<F: Future>(runtime: &tokio::runtime::Runtime, future: F) -> usize {
+/// Every row, by name, as a future factory over the shared set-up.
+struct Rows {
+    mocked: [(usize, TurnRunner); 3],
+    boxed: Vec<BoxedLayer>,
+    histories: Vec<(usize, History, TurnRunner, TurnRunner)>,
+}
+
+impl Rows {
+    fn new() -> Self {
+        Self {
+            mocked: [0, 1, DEEP / PIPELINES].map(|depth| (depth * PIPELINES, mocked_runner(depth))),
+            boxed: boxed_chain(DEEP),
+            histories: HISTORY_TURNS
+                .iter()
+                .map(|&turns| {
+                    let storage = history(turns);
+                    let window = history_runner(&storage, false);
+                    let whole = history_runner(&storage, true);
+                    (turns, storage, window, whole)
+                })
+                .collect(),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .mocked
+            .iter()
+            .map(|(layers, _)| format!("turn/{layers} middleware"))
+            .collect();
+        names.push(format!("baseline/boxed async closures ({DEEP})"));
+        names.push(format!("baseline/static chain ({DEEP})"));
+        names.push("baseline/empty block_on".to_owned());
+        for (turns, ..) in &self.histories {
+            for how in ["window", "whole"] {
+                names.push(format!("history/{turns} turns, {how}: turn"));
+                names.push(format!("history/{turns} turns, {how}: load only"));
+            }
+        }
+        names
+    }
+
+    /// Runs the row once.
+    async fn run(&self, name: &str) {
+        if let Some((_, runner)) = self
+            .mocked
+            .iter()
+            .find(|(layers, _)| name == format!("turn/{layers} middleware"))
+        {
+            let _ = black_box(runner.run(raw()).await);
+            return;
+        }
+        if name.starts_with("baseline/boxed") {
+            let mut state = 0;
+            run_boxed(&self.boxed, &mut state).await;
+            black_box(state);
+            return;
+        }
+        if name.starts_with("baseline/static") {
+            let mut state = 0;
+            StaticChain::run(&mut state).await;
+            black_box(state);
+            return;
+        }
+        if name.starts_with("baseline/empty") {
+            black_box(0_u64);
+            return;
+        }
+        for (turns, storage, window, whole) in &self.histories {
+            for (how, runner, is_whole) in [("window", window, false), ("whole", whole, true)] {
+                if name == format!("history/{turns} turns, {how}: turn") {
+                    let _ = black_box(runner.run(raw()).await);
+                    return;
+                }
+                if name == format!("history/{turns} turns, {how}: load only") {
+                    black_box(load_only(storage, is_whole).await);
+                    return;
+                }
+            }
+        }
+        panic!("no bench row named `{name}`; ADK_BENCH_ROW=list lists them");
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) -> usize {
+    // One warm-up run, so lazily initialised statics do not count.
+    runtime.block_on(rows.run(name));
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    runtime.block_on(future);
+    runtime.block_on(rows.run(name));
     ALLOCATIONS.load(Ordering::Relaxed) - before
 }
 
-fn bench(criterion: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a current-thread runtime");
-    let empty = runner(0);
-    let one_each = runner(1);
-    let full = runner(DEPTH_PER_PIPELINE);
-    let boxed = boxed_chain(LAYERS);
+/// Where criterion wrote its estimates, resolved the way criterion resolves it.
+fn criterion_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return Some(PathBuf::from(home));
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(PathBuf::from(target).join("criterion"));
+    }
+    // The bench runs from `<target>/release/deps/`.
+    let executable = std::env::current_exe().ok()?;
+    Some(executable.parent()?.parent()?.parent()?.join("criterion"))
+}
 
-    let empty_allocations = allocations_of(&runtime, async {
-        let _ = black_box(empty.run(raw()).await.expect("valid input"));
-    });
-    let full_allocations = allocations_of(&runtime, async {
-        let _ = black_box(full.run(raw()).await.expect("valid input"));
-    });
-    let boxed_allocations = allocations_of(&runtime, async {
-        let mut state = 0;
-        run_boxed(&boxed, &mut state).await;
-        black_box(state);
-    });
+/// Criterion's median for a row, in nanoseconds.
+fn median(home: &std::path::Path, name: &str) -> Option<f64> {
+    // Criterion names the folder after the function, with `/` and `:` made safe.
+    let folder: String = name
+        .chars()
+        .map(|character| match character {
+            '/' | ':' => '_',
+            other => other,
+        })
+        .collect();
+    let file = home
+        .join("turn")
+        .join(folder)
+        .join("new")
+        .join("estimates.json");
+    let estimates: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    estimates["median"]["point_estimate"].as_f64()
+}
+
+fn print_summary(rows: &Rows) {
+    let Some(home) = criterion_home() else {
+        return;
+    };
+    let get = |name: &str| median(&home, name);
+    println!("\nmedians and ratios (this run):");
+    let (Some(empty), Some(four), Some(deep), Some(boxed), Some(fixed), Some(block_on)) = (
+        get("turn/0 middleware"),
+        get("turn/4 middleware"),
+        get(&format!("turn/{DEEP} middleware")),
+        get(&format!("baseline/boxed async closures ({DEEP})")),
+        get(&format!("baseline/static chain ({DEEP})")),
+        get("baseline/empty block_on"),
+    ) else {
+        println!("  (criterion estimates not found under {home:?})");
+        return;
+    };
+    let per_layer = (deep - empty) / DEEP as f64;
+    let boxed_layer = (boxed - block_on) / DEEP as f64;
+    let static_layer = (fixed - block_on) / DEEP as f64;
+    println!("  turn, 0 middleware      {empty:>10.0} ns");
+    println!("  turn, 4 middleware      {four:>10.0} ns");
+    println!("  turn, {DEEP} middleware     {deep:>10.0} ns");
     println!(
-        "allocations per turn: {empty_allocations} with no middleware, {full_allocations} with \
-         {LAYERS} middleware ({:.2} per middleware); boxed baseline: {boxed_allocations} for \
-         {LAYERS} layers",
-        (full_allocations - empty_allocations) as f64 / LAYERS as f64
+        "  per middleware          {per_layer:>10.1} ns   boxed baseline {boxed_layer:.1} ns \
+         (ratio {:.2}x)   static {static_layer:.1} ns (ratio {:.1}x)",
+        per_layer / boxed_layer,
+        per_layer / static_layer.max(0.01)
     );
+    println!("  history (runtime share = turn - load only; window = last {WINDOW} messages):");
+    let mut shares = Vec::new();
+    for (turns, ..) in &rows.histories {
+        for how in ["window", "whole"] {
+            let turn = get(&format!("history/{turns} turns, {how}: turn"));
+            let load = get(&format!("history/{turns} turns, {how}: load only"));
+            if let (Some(turn), Some(load)) = (turn, load) {
+                println!(
+                    "    {turns:>6} turns, {how:<6} turn {turn:>12.0} ns  load {load:>12.0} ns  \
+                     runtime share {:>8.0} ns",
+                    turn - load
+                );
+                shares.push((*turns, how, turn - load, load));
+            }
+        }
+    }
+    for how in ["window", "whole"] {
+        let of = |turns: usize| {
+            shares
+                .iter()
+                .find(|(t, h, ..)| *t == turns && *h == how)
+                .map(|(_, _, share, load)| (*share, *load))
+        };
+        if let (Some((small_share, small_load)), Some((large_share, large_load))) =
+            (of(HISTORY_TURNS[0]), of(HISTORY_TURNS[2]))
+        {
+            println!(
+                "    {how}: runtime share at {} / at {} turns: {:.2}x (target <= 1.5x); load \
+                 {:.1}x for {}x the history",
+                HISTORY_TURNS[2],
+                HISTORY_TURNS[0],
+                large_share / small_share,
+                large_load / small_load,
+                HISTORY_TURNS[2] / HISTORY_TURNS[0]
+            );
+        }
+    }
+}
 
+fn main() {
+    let rows = Rows::new();
+    let runtime = runtime();
+    if let Ok(row) = std::env::var("ADK_BENCH_ROW") {
+        if row == "list" {
+            for name in rows.names() {
+                println!("{name}");
+            }
+            return;
+        }
+        if row == "summary" {
+            print_summary(&rows);
+            return;
+        }
+        let iterations: usize = std::env::var("ADK_BENCH_ITERATIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1000);
+        for _ in 0..iterations {
+            runtime.block_on(rows.run(&row));
+        }
+        return;
+    }
+
+    println!("allocations per run of each row:");
+    for name in rows.names() {
+        println!("  {name:<44} {}", allocations_of(&runtime, &rows, &name));
+    }
+
+    let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("turn");
-    group.bench_function("turn/no middleware", |bencher| {
-        bencher.iter(|| runtime.block_on(async { black_box(empty.run(raw()).await) }));
-    });
-    group.bench_function("turn/1 middleware per pipeline (4)", |bencher| {
-        bencher.iter(|| runtime.block_on(async { black_box(one_each.run(raw()).await) }));
-    });
-    group.bench_function("turn/8 middleware per pipeline (32)", |bencher| {
-        bencher.iter(|| runtime.block_on(async { black_box(full.run(raw()).await) }));
-    });
-    group.bench_function("baseline/boxed async closures (32)", |bencher| {
-        bencher.iter(|| {
-            runtime.block_on(async {
-                let mut state = 0;
-                run_boxed(&boxed, &mut state).await;
-                black_box(state)
-            })
+    for name in rows.names() {
+        group.bench_function(name.as_str(), |bencher| {
+            bencher.iter(|| runtime.block_on(rows.run(&name)));
         });
-    });
-    group.bench_function("baseline/static chain (32)", |bencher| {
-        bencher.iter(|| {
-            runtime.block_on(async {
-                let mut state = 0;
-                s1(&mut state).await;
-                black_box(state)
-            })
-        });
-    });
-    group.bench_function("baseline/empty block_on", |bencher| {
-        bencher.iter(|| runtime.block_on(async { black_box(0_u64) }));
-    });
+    }
     group.finish();
+    criterion.final_summary();
+    print_summary(&rows);
 }
-
-mod group {
-    #![allow(missing_docs)]
-    criterion::criterion_group!(benches, super::bench);
-}
-
-criterion_main!(group::benches);

@@ -44,6 +44,7 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
         data_dir: data.path().to_owned(),
         reset: false,
         quick: false,
+        database_url: None,
     };
     let model = || Arc::new(ScriptedModel::new());
 
@@ -62,6 +63,72 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
         second[15],
         r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?", "What do you remember?", "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#
     );
+    // The `user:` count survived both runs; the `temp:` mark was never stored.
+    {
+        use adk::state::{SessionKey, SessionStore};
+        let sessions = adk::sqlite::SqliteSessionStore::open(quickstart::database_path(&options))
+            .await
+            .expect("the session tables");
+        let key = SessionKey::new("default", "default", quickstart::CONVERSATION);
+        let session = sessions
+            .get_session(&key)
+            .await
+            .expect("reads")
+            .expect("the session");
+        assert_eq!(
+            session.state.get("user:questions_asked"),
+            Some(&serde_json::json!(6))
+        );
+        assert!(!session.state.keys().any(|key| key.starts_with("temp:")));
+    }
+
+    options.reset = true;
+    let after_reset = quickstart::run(&options, model())
+        .await
+        .expect("the run after --reset");
+    assert_eq!(after_reset, FIRST_RUN);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names_one() {
+    use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
+
+    let Some(url) = test_url() else {
+        return;
+    };
+    // A schema of its own, created (and migrated) first, named in the URL as libpq allows.
+    let schema = fresh_schema_name("quickstart");
+    let options = fresh_options("unused")
+        .expect("a test database")
+        .schema(schema.as_str())
+        .expect("a plain schema name");
+    adk::postgres::PostgresStorage::connect_with(options)
+        .await
+        .expect("the schema is created");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let database_url = format!("{url}{separator}options=-csearch_path%3D{schema}");
+    let data = tempfile::tempdir().expect("a temporary folder");
+    let mut options = quickstart::Options {
+        data_dir: data.path().to_owned(),
+        reset: false,
+        quick: false,
+        database_url: Some(database_url),
+    };
+    let model = || Arc::new(ScriptedModel::new());
+
+    let first = quickstart::run(&options, model())
+        .await
+        .expect("the first run");
+    assert_eq!(first, FIRST_RUN);
+    assert!(
+        !quickstart::database_path(&options).exists(),
+        "no SQLite file"
+    );
+    let second = quickstart::run(&options, model())
+        .await
+        .expect("the second run");
+    assert_eq!(second.len(), 16, "{second:#?}");
+    assert_eq!(second[..8], FIRST_RUN);
 
     options.reset = true;
     let after_reset = quickstart::run(&options, model())

@@ -1515,3 +1515,50 @@ async fn user_attachments_and_media_tool_results_are_sent_as_content_parts() {
         ]})
     );
 }
+
+#[tokio::test]
+async fn an_artifact_tool_result_is_sent_as_its_text() {
+    use adk::bytes::SpoolReader;
+    use adk::primitives::SpooledArtifact;
+
+    let log = Tool::typed::<ForecastArgs>("station_log")
+        .description("The weather station's log for a city.")
+        .handler(|args: ForecastArgs, _invocation| async move {
+            let text = format!("{}: 06:00 rain\n{}: 12:00 sun", args.city, args.city);
+            Ok(adk::primitives::ToolOutput::Artifact(SpooledArtifact::new(
+                SpoolReader::from_bytes("log-1", text),
+            )))
+        })
+        .build()
+        .unwrap();
+    let log_call = vec![
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                     "function": {"name": "station_log", "arguments": "{\"city\":\"Oslo\"}"}}]}),
+        ),
+        finish("tool_calls"),
+        done(),
+    ];
+    let server = Server::start(vec![
+        Reply::Events(log_call),
+        Reply::Events(text_answer(&["Rain, then sun."])),
+    ])
+    .await;
+    let mut turn = Turn::new(
+        OpenAiExecutor::new(config(&server)).unwrap(),
+        "What did the station log?",
+    );
+    turn.tools = vec![log];
+
+    let run = turn.run(|_, _| {}).await;
+
+    assert_eq!(run.outcome.dispatch, Some(DispatchStatus::Ack));
+    let sent_back = server.received()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .map(|message| message["content"].clone())
+        .unwrap();
+    assert_eq!(sent_back, "Oslo: 06:00 rain\nOslo: 12:00 sun");
+}

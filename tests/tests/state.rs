@@ -619,3 +619,108 @@ async fn a_failed_load_is_reported_and_the_turn_does_not_run() {
     assert_eq!(failure_code(&outcome), Some(ErrorCode::StateLoadFailed));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_store_passes_the_session_store_conformance_suite() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let store = adk::sqlite::SqliteSessionStore::open(folder.path().join("sessions.db"))
+        .await
+        .expect("opens");
+    let passed = conformance::check(&store)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert_eq!(passed, conformance::RULES);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_rows_hold_state_exactly_as_google_adk_lays_it_out() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let path = folder.path().join("sessions.db");
+    let store = adk::sqlite::SqliteSessionStore::open(&path)
+        .await
+        .expect("opens");
+    let initial = json!({"sk": null, "sk2": "S", "user:k": 2, "user:k2": "U", "app:k": 1, "app:k2": "A", "temp:t": 1});
+    store
+        .create_session(
+            &SessionKey::new("a", "u1", "s1"),
+            initial.as_object().expect("object").clone(),
+        )
+        .await
+        .expect("created");
+    drop(store);
+    let connection = rusqlite::Connection::open(&path).expect("opens");
+    let text = |sql: &str| -> String {
+        connection
+            .query_row(sql, [], |row| row.get(0))
+            .expect("a row")
+    };
+    assert_eq!(
+        text("SELECT state FROM app_states WHERE app_name = 'a'"),
+        r#"{"k": 1, "k2": "A"}"#
+    );
+    assert_eq!(
+        text("SELECT state FROM user_states WHERE app_name = 'a' AND user_id = 'u1'"),
+        r#"{"k": 2, "k2": "U"}"#
+    );
+    assert_eq!(
+        text("SELECT state FROM sessions WHERE id = 's1'"),
+        r#"{"sk": null, "sk2": "S"}"#
+    );
+    assert_eq!(
+        text("SELECT value FROM adk_internal_metadata WHERE key = 'schema_version'"),
+        "1"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_store_reads_state_written_by_google_adk() {
+    // tests/data/google-adk/sessions.db was written by google-adk 2.13's DatabaseSessionService
+    // (make_fixture.py beside it); copied so opening it (WAL mode) leaves the fixture untouched.
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let path = folder.path().join("sessions.db");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/data/google-adk/sessions.db"),
+        &path,
+    )
+    .expect("the fixture is there");
+    let store = adk::sqlite::SqliteSessionStore::open(&path)
+        .await
+        .expect("opens ADK's file");
+    let session = store
+        .get_session(&SessionKey::new("a", "u1", "s1"))
+        .await
+        .expect("reads")
+        .expect("ADK's session is found");
+    assert_eq!(
+        session.state,
+        *json!({"sk": null, "sk2": "S", "user:k": 1, "user:k2": "U", "app:k": "A", "app:k2": 2})
+            .as_object()
+            .expect("object")
+    );
+    let listed = store.list_sessions(&"a".into(), None).await.expect("lists");
+    assert_eq!(listed.len(), 2);
+    // A turn here writes back into ADK's rows, prefixes stripped.
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .turn_input(step(|ctx: &mut TurnContext| {
+            ctx.state_mut().set(THEME, "dark".to_owned())?;
+            Ok::<(), BoxError>(())
+        }))
+        .executor(acking())
+        .build();
+    assert!(
+        run(&runner, raw("u1", "s1").app_name("a"))
+            .await
+            .is_completed()
+    );
+    assert_eq!(
+        store
+            .user_state(&"a".into(), &"u1".into())
+            .await
+            .expect("reads"),
+        *json!({"k": 1, "k2": "U", "theme": "dark"})
+            .as_object()
+            .expect("object")
+    );
+}

@@ -175,8 +175,8 @@ impl<T: Record> Collection<T> {
     }
 
     /// The records in order.
-    pub fn iter(&self) -> Iter<'_, T> {
-        Iter {
+    pub fn iter(&self) -> CollectionIter<'_, T> {
+        CollectionIter {
             shared: self
                 .shared
                 .as_deref()
@@ -255,7 +255,7 @@ impl<T: Record> Collection<T> {
 
 /// The records of a [`Collection`], in order.
 #[derive(Debug)]
-pub struct Iter<'a, T> {
+pub struct CollectionIter<'a, T> {
     shared: Option<std::iter::Enumerate<indexmap::set::Iter<'a, ById<T>>>>,
     shadowed: &'a HashMap<usize, Option<T>>,
     own: indexmap::set::Iter<'a, ById<T>>,
@@ -268,7 +268,7 @@ impl<T> std::fmt::Debug for ById<T> {
     }
 }
 
-impl<'a, T> Iter<'a, T> {
+impl<'a, T> CollectionIter<'a, T> {
     /// The shared record at `index` as this collection sees it (`None` when it deleted it).
     fn resolve(&self, index: usize, record: &'a ById<T>) -> Option<&'a T> {
         if self.shadowed.is_empty() {
@@ -281,7 +281,7 @@ impl<'a, T> Iter<'a, T> {
     }
 }
 
-impl<'a, T> Iterator for Iter<'a, T> {
+impl<'a, T> Iterator for CollectionIter<'a, T> {
     type Item = &'a T;
 
     fn next(&mut self) -> Option<&'a T> {
@@ -301,7 +301,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
-impl<'a, T> DoubleEndedIterator for Iter<'a, T> {
+impl<'a, T> DoubleEndedIterator for CollectionIter<'a, T> {
     fn next_back(&mut self) -> Option<&'a T> {
         if let Some(record) = self.own.next_back() {
             self.remaining -= 1;
@@ -321,13 +321,13 @@ impl<'a, T> DoubleEndedIterator for Iter<'a, T> {
     }
 }
 
-impl<T> ExactSizeIterator for Iter<'_, T> {}
+impl<T> ExactSizeIterator for CollectionIter<'_, T> {}
 
-impl<T> std::iter::FusedIterator for Iter<'_, T> {}
+impl<T> std::iter::FusedIterator for CollectionIter<'_, T> {}
 
 impl<'a, T: Record> IntoIterator for &'a Collection<T> {
     type Item = &'a T;
-    type IntoIter = Iter<'a, T>;
+    type IntoIter = CollectionIter<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.iter()

@@ -10,7 +10,7 @@ mod turn;
 pub(crate) mod write_queue;
 
 pub use abort::{AbortReason, Aborted};
-pub use collection::{Collection, Record};
+pub use collection::{Collection, CollectionIter, Record};
 pub use dispatch::{AckSubscription, DispatchContext};
 pub use raw::{InvalidTurnContext, RawTurnContext, UserMessage};
 pub use turn::TurnContext;

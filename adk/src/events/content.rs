@@ -264,3 +264,35 @@ impl GenerationStats {
         Self::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_keeps_its_prefix_while_the_stream_grows() {
+        let mut newest = StreamedText::new();
+        newest.push_str("Sunny ");
+        let first = newest.clone();
+        newest.push_str("in Oslo.");
+        assert_eq!(first, "Sunny ");
+        assert_eq!(newest, "Sunny in Oslo.");
+        assert!(
+            Arc::ptr_eq(&first.buffer, &newest.buffer),
+            "one buffer, shared"
+        );
+    }
+
+    #[test]
+    fn an_older_snapshot_that_appends_gets_a_buffer_of_its_own() {
+        let mut newest = StreamedText::from("a");
+        let mut older = newest.clone();
+        newest.push_str("b");
+        older.push_str("c");
+        assert_eq!(
+            (newest.to_string(), older.to_string()),
+            ("ab".into(), "ac".into())
+        );
+        assert_ne!(newest, older);
+    }
+}

@@ -20,19 +20,22 @@ pub enum TimeoutPhase {
 /// Why a call to an OpenAI-compatible server failed.
 ///
 /// Returned from the executor, it ends the dispatch as nack with
-/// `E_LLM_EXECUTION_EXECUTOR_ERROR`, whose message includes this error's.
+/// `E_LLM_EXECUTION_EXECUTOR_ERROR`, whose message includes this error's. Failures that
+/// [`RetryPolicy`](super::RetryPolicy) covers arrive here only once its retries ran out.
 ///
 /// ```
-/// use adk::openai::OpenAiError;
+/// use adk::openai::{OpenAiError, TimeoutPhase};
 ///
-/// fn retryable(error: &OpenAiError) -> bool {
+/// /// Whether running the whole turn again later could help.
+/// fn worth_a_later_turn(error: &OpenAiError) -> bool {
 ///     match error {
 ///         OpenAiError::Status { status, .. } => *status == 429 || *status >= 500,
-///         OpenAiError::Timeout { .. } | OpenAiError::Connect { .. } => true,
+///         OpenAiError::Timeout { phase: TimeoutPhase::Response | TimeoutPhase::Total, .. } => true,
+///         OpenAiError::Connect { .. } | OpenAiError::Stream { .. } => true,
 ///         _ => false,
 ///     }
 /// }
-/// # let _ = retryable;
+/// # let _ = worth_a_later_turn;
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

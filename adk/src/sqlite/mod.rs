@@ -95,11 +95,13 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/sqlite.md")]
 
+mod adk_json;
 mod blob;
 mod error;
 mod owner;
 mod records;
 mod schema;
+mod session;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -112,6 +114,7 @@ use crate::primitives::{
 use crate::storage::{StorageAdapter, StorageContext, StorageError};
 
 pub use error::SqliteError;
+pub use session::SqliteSessionStore;
 
 use blob::{BlobSource, Conduit};
 use owner::Owner;

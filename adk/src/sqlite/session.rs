@@ -1,0 +1,611 @@
+//! [`SqliteSessionStore`]: session state in SQLite, in Google ADK's v1 tables.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde_json::{Map, Value};
+
+use super::worker::Worker;
+use crate::ids::{AppName, ThreadId, UserId};
+use crate::state::{
+    LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, Session, SessionKey,
+    SessionStore, SessionStoreError, StateWrite, TurnCommit, merge_scopes, split_by_scope,
+};
+use crate::storage::StorageError;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS adk_internal_metadata (\"key\" VARCHAR(128) PRIMARY KEY, value VARCHAR(256) NOT NULL);
+CREATE TABLE IF NOT EXISTS app_states (app_name VARCHAR(128) PRIMARY KEY, state TEXT NOT NULL, update_time DATETIME NOT NULL);
+CREATE TABLE IF NOT EXISTS user_states (app_name VARCHAR(128), user_id VARCHAR(128), state TEXT NOT NULL, update_time DATETIME NOT NULL,
+    PRIMARY KEY (app_name, user_id));
+CREATE TABLE IF NOT EXISTS sessions (app_name VARCHAR(128), user_id VARCHAR(128), id VARCHAR(128), state TEXT NOT NULL,
+    create_time DATETIME NOT NULL, update_time DATETIME NOT NULL, PRIMARY KEY (app_name, user_id, id));
+CREATE TABLE IF NOT EXISTS events (id VARCHAR(128), app_name VARCHAR(128), user_id VARCHAR(128), session_id VARCHAR(128),
+    invocation_id VARCHAR(256) NOT NULL, timestamp DATETIME NOT NULL, event_data TEXT,
+    PRIMARY KEY (id, app_name, user_id, session_id),
+    FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE);
+CREATE INDEX IF NOT EXISTS idx_events_app_user_session_ts_id ON events (app_name, user_id, session_id, timestamp DESC, id DESC);
+CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_id VARCHAR(128), session_id VARCHAR(128),
+    thread_id VARCHAR(128) NOT NULL, record_key VARCHAR(256) NOT NULL, version INTEGER NOT NULL, record TEXT NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id, thread_id, record_key),
+    FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE);
+INSERT OR IGNORE INTO adk_internal_metadata (\"key\", value) VALUES ('schema_version', '1');
+";
+
+/// A [`SessionStore`] in one SQLite file, laid out as Google ADK's `DatabaseSessionService`
+/// v1 schema (`app_states`, `user_states`, `sessions`, `events`, `adk_internal_metadata` with
+/// `schema_version` `'1'`), so state written by google-adk is read here and the other way
+/// round; middleware-state records live in `adk_rs_middleware_state`, which ADK ignores.
+///
+/// One thread owns the connection; calls are sent to it, so no SQLite call runs on an async
+/// runtime thread. The file is in WAL mode, and each commit is one `IMMEDIATE` transaction.
+/// It may share a file with [`SqliteStorage`](super::SqliteStorage).
+///
+/// ```
+/// use adk::sqlite::SqliteSessionStore;
+/// use adk::state::{SessionKey, SessionStore, conformance};
+///
+/// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+/// let store = SqliteSessionStore::in_memory().await?;
+/// let key = SessionKey::new("shop", "ada", "s-1");
+/// store.create_session(&key, serde_json::json!({"user:theme": "dark"}).as_object().unwrap().clone()).await?;
+/// assert_eq!(store.user_state(&key.app, &key.user).await?["theme"], "dark");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct SqliteSessionStore {
+    worker: Arc<Worker>,
+}
+
+fn db(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> SessionStoreError {
+    move |source| SessionStoreError::backend(format!("SQLite failed while {operation}: {source}"))
+}
+
+fn storage(error: StorageError) -> SessionStoreError {
+    SessionStoreError::backend(error)
+}
+
+fn prepare(connection: &mut Connection) -> Result<(), StorageError> {
+    connection
+        .busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|error| StorageError::backend(error.to_string()))?;
+    connection
+        .pragma_update(None, "foreign_keys", "ON")
+        .map_err(|error| StorageError::backend(error.to_string()))?;
+    connection
+        .execute_batch(SCHEMA)
+        .map_err(|error| StorageError::backend(format!("creating the ADK v1 tables: {error}")))?;
+    let version: String = connection
+        .query_row(
+            "SELECT value FROM adk_internal_metadata WHERE \"key\" = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|error| StorageError::backend(error.to_string()))?;
+    if version != "1" {
+        return Err(StorageError::backend(format!(
+            "the session tables have ADK schema version `{version}`; this store reads version 1 \
+             (migrate with google-adk's migration tools)"
+        )));
+    }
+    Ok(())
+}
+
+impl SqliteSessionStore {
+    /// Opens (or creates) the database at `path` and its tables.
+    ///
+    /// # Errors
+    ///
+    /// A backend error when the file cannot be opened, switched to WAL, or has an ADK schema
+    /// version other than `'1'`.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, SessionStoreError> {
+        let path = path.as_ref().to_owned();
+        if let Some(folder) = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty())
+        {
+            tokio::fs::create_dir_all(folder)
+                .await
+                .map_err(SessionStoreError::backend)?;
+        }
+        let worker = Worker::start("adk-sqlite-sessions", move || {
+            let mut connection = Connection::open(&path)
+                .map_err(|error| StorageError::backend(format!("opening {path:?}: {error}")))?;
+            connection
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(|error| StorageError::backend(error.to_string()))?;
+            connection
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(|error| StorageError::backend(error.to_string()))?;
+            prepare(&mut connection)?;
+            Ok(connection)
+        })
+        .await
+        .map_err(storage)?;
+        Ok(Self {
+            worker: Arc::new(worker),
+        })
+    }
+
+    /// A fresh database in memory only, for tests.
+    ///
+    /// # Errors
+    ///
+    /// A backend error when SQLite cannot create it.
+    pub async fn in_memory() -> Result<Self, SessionStoreError> {
+        let worker = Worker::start("adk-sqlite-sessions", || {
+            let mut connection = Connection::open_in_memory()
+                .map_err(|error| StorageError::backend(error.to_string()))?;
+            prepare(&mut connection)?;
+            Ok(connection)
+        })
+        .await
+        .map_err(storage)?;
+        Ok(Self {
+            worker: Arc::new(worker),
+        })
+    }
+
+    async fn call<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, SessionStoreError> + Send + 'static,
+    ) -> Result<T, SessionStoreError> {
+        self.worker
+            .run(move |connection| Ok(work(connection)))
+            .await
+            .map_err(storage)?
+    }
+}
+
+/// ADK's `DATETIME` text on SQLite: naive UTC with microseconds.
+fn format_time(time: Timestamp) -> String {
+    let civil = time.to_zoned(TimeZone::UTC).datetime();
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
+        civil.year(),
+        civil.month(),
+        civil.day(),
+        civil.hour(),
+        civil.minute(),
+        civil.second(),
+        civil.subsec_nanosecond() / 1000
+    )
+}
+
+fn parse_time(text: &str) -> Result<Timestamp, SessionStoreError> {
+    let civil: jiff::civil::DateTime = text
+        .replacen(' ', "T", 1)
+        .parse()
+        .map_err(|error| SessionStoreError::InvalidData(format!("time `{text}`: {error}")))?;
+    civil
+        .to_zoned(TimeZone::UTC)
+        .map(|zoned| zoned.timestamp())
+        .map_err(|error| SessionStoreError::InvalidData(format!("time `{text}`: {error}")))
+}
+
+fn parse_state(text: &str) -> Result<Map<String, Value>, SessionStoreError> {
+    serde_json::from_str(text)
+        .map_err(|error| SessionStoreError::InvalidData(format!("state column `{text}`: {error}")))
+}
+
+fn to_json(state: &Map<String, Value>) -> String {
+    super::adk_json::to_string(state)
+}
+
+fn app_state(tx: &Connection, app: &str) -> Result<Option<Map<String, Value>>, SessionStoreError> {
+    tx.query_row(
+        "SELECT state FROM app_states WHERE app_name = ?1",
+        [app],
+        |row| row.get::<_, String>(0),
+    )
+    .optional()
+    .map_err(db("reading app state"))?
+    .map(|text| parse_state(&text))
+    .transpose()
+}
+
+fn user_state(
+    tx: &Connection,
+    app: &str,
+    user: &str,
+) -> Result<Option<Map<String, Value>>, SessionStoreError> {
+    tx.query_row(
+        "SELECT state FROM user_states WHERE app_name = ?1 AND user_id = ?2",
+        [app, user],
+        |row| row.get::<_, String>(0),
+    )
+    .optional()
+    .map_err(db("reading user state"))?
+    .map(|text| parse_state(&text))
+    .transpose()
+}
+
+/// A session row: its own state and its update time.
+type StoredSession = (Map<String, Value>, Timestamp);
+
+fn session_row(
+    tx: &Connection,
+    key: &SessionKey,
+) -> Result<Option<StoredSession>, SessionStoreError> {
+    tx.query_row(
+        "SELECT state, update_time FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
+        [key.app.as_str(), key.user.as_str(), key.session.as_str()],
+        |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+    )
+    .optional()
+    .map_err(db("reading a session"))?
+    .map(|(state, time)| Ok((parse_state(&state)?, parse_time(&time)?)))
+    .transpose()
+}
+
+fn write_app(
+    tx: &Transaction<'_>,
+    app: &str,
+    state: &Map<String, Value>,
+    now: &str,
+) -> Result<(), SessionStoreError> {
+    tx.execute(
+        "INSERT INTO app_states (app_name, state, update_time) VALUES (?1, ?2, ?3)
+         ON CONFLICT (app_name) DO UPDATE SET state = excluded.state, update_time = excluded.update_time",
+        params![app, to_json(state), now],
+    )
+    .map_err(db("writing app state"))?;
+    Ok(())
+}
+
+fn write_user(
+    tx: &Transaction<'_>,
+    app: &str,
+    user: &str,
+    state: &Map<String, Value>,
+    now: &str,
+) -> Result<(), SessionStoreError> {
+    tx.execute(
+        "INSERT INTO user_states (app_name, user_id, state, update_time) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (app_name, user_id) DO UPDATE SET state = excluded.state, update_time = excluded.update_time",
+        params![app, user, to_json(state), now],
+    )
+    .map_err(db("writing user state"))?;
+    Ok(())
+}
+
+fn session_of(tx: &Connection, key: &SessionKey) -> Result<Option<Session>, SessionStoreError> {
+    let Some((state, time)) = session_row(tx, key)? else {
+        return Ok(None);
+    };
+    let app = app_state(tx, key.app.as_str())?.unwrap_or_default();
+    let user = user_state(tx, key.app.as_str(), key.user.as_str())?.unwrap_or_default();
+    Ok(Some(Session {
+        key: key.clone(),
+        state: merge_scopes(&app, &user, &state),
+        last_update_time: time,
+    }))
+}
+
+fn scope_column(scope: &RecordScope) -> &str {
+    match scope {
+        RecordScope::Session => "",
+        RecordScope::Thread(thread) => thread.as_str(),
+    }
+}
+
+impl SessionStore for SqliteSessionStore {
+    async fn create_session(
+        &self,
+        key: &SessionKey,
+        state: Map<String, Value>,
+    ) -> Result<Session, SessionStoreError> {
+        let key = key.clone();
+        self.call(move |connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db("starting a transaction"))?;
+            if session_row(&tx, &key)?.is_some() {
+                return Err(SessionStoreError::AlreadyExists {
+                    app: key.app.clone(),
+                    user: key.user.clone(),
+                    session: key.session.clone(),
+                });
+            }
+            let (app, user, session) = split_by_scope(state);
+            let now = format_time(Timestamp::now());
+            let mut stored_app = app_state(&tx, key.app.as_str())?.unwrap_or_default();
+            stored_app.extend(app);
+            write_app(&tx, key.app.as_str(), &stored_app, &now)?;
+            let mut stored_user =
+                user_state(&tx, key.app.as_str(), key.user.as_str())?.unwrap_or_default();
+            stored_user.extend(user);
+            write_user(&tx, key.app.as_str(), key.user.as_str(), &stored_user, &now)?;
+            tx.execute(
+                "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                params![
+                    key.app.as_str(),
+                    key.user.as_str(),
+                    key.session.as_str(),
+                    to_json(&session),
+                    now
+                ],
+            )
+            .map_err(db("creating a session"))?;
+            let created = session_of(&tx, &key)?;
+            tx.commit().map_err(db("committing a new session"))?;
+            created.ok_or_else(|| SessionStoreError::InvalidData("the new session vanished".into()))
+        })
+        .await
+    }
+
+    async fn get_session(&self, key: &SessionKey) -> Result<Option<Session>, SessionStoreError> {
+        let key = key.clone();
+        self.call(move |connection| session_of(connection, &key))
+            .await
+    }
+
+    async fn list_sessions(
+        &self,
+        app: &AppName,
+        user: Option<&UserId>,
+    ) -> Result<Vec<Session>, SessionStoreError> {
+        let app = app.clone();
+        let user = user.cloned();
+        self.call(move |connection| {
+            let keys: Vec<(String, String)> = {
+                let mut statement = connection
+                    .prepare(
+                        "SELECT user_id, id FROM sessions WHERE app_name = ?1
+                         AND (?2 IS NULL OR user_id = ?2) ORDER BY update_time, user_id, id",
+                    )
+                    .map_err(db("listing sessions"))?;
+                statement
+                    .query_map(
+                        params![app.as_str(), user.as_ref().map(UserId::as_str)],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )
+                    .map_err(db("listing sessions"))?
+                    .collect::<Result<_, _>>()
+                    .map_err(db("listing sessions"))?
+            };
+            let mut sessions = Vec::with_capacity(keys.len());
+            for (user, id) in keys {
+                if let Some(session) =
+                    session_of(connection, &SessionKey::new(app.clone(), user, id))?
+                {
+                    sessions.push(session);
+                }
+            }
+            Ok(sessions)
+        })
+        .await
+    }
+
+    async fn delete_session(&self, key: &SessionKey) -> Result<(), SessionStoreError> {
+        let key = key.clone();
+        self.call(move |connection| {
+            connection
+                .execute(
+                    "DELETE FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
+                    [key.app.as_str(), key.user.as_str(), key.session.as_str()],
+                )
+                .map_err(db("deleting a session"))?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn app_state(&self, app: &AppName) -> Result<Map<String, Value>, SessionStoreError> {
+        let app = app.clone();
+        self.call(move |connection| Ok(app_state(connection, app.as_str())?.unwrap_or_default()))
+            .await
+    }
+
+    async fn user_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+    ) -> Result<Map<String, Value>, SessionStoreError> {
+        let (app, user) = (app.clone(), user.clone());
+        self.call(move |connection| {
+            Ok(user_state(connection, app.as_str(), user.as_str())?.unwrap_or_default())
+        })
+        .await
+    }
+
+    async fn load_turn(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+    ) -> Result<LoadedTurn, SessionStoreError> {
+        let (key, thread) = (key.clone(), thread.clone());
+        self.call(move |connection| {
+            let tx = connection.transaction().map_err(db("starting a read"))?;
+            let middleware = {
+                let mut statement = tx
+                    .prepare(
+                        "SELECT thread_id, record_key, version, record FROM adk_rs_middleware_state
+                         WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3
+                         AND (thread_id = '' OR thread_id = ?4) ORDER BY thread_id, record_key",
+                    )
+                    .map_err(db("loading middleware state"))?;
+                let rows = statement
+                    .query_map(
+                        params![
+                            key.app.as_str(),
+                            key.user.as_str(),
+                            key.session.as_str(),
+                            thread.as_str()
+                        ],
+                        |row| {
+                            Ok((
+                                row.get::<_, String>(0)?,
+                                row.get::<_, String>(1)?,
+                                row.get::<_, u32>(2)?,
+                                row.get::<_, String>(3)?,
+                            ))
+                        },
+                    )
+                    .map_err(db("loading middleware state"))?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(db("loading middleware state"))?;
+                rows.into_iter()
+                    .map(|(thread_id, record_key, version, record)| {
+                        Ok(MiddlewareStateRecord {
+                            scope: if thread_id.is_empty() {
+                                RecordScope::Session
+                            } else {
+                                RecordScope::Thread(ThreadId::from(thread_id))
+                            },
+                            key: record_key,
+                            version,
+                            json: serde_json::from_str(&record).map_err(|error| {
+                                SessionStoreError::InvalidData(format!(
+                                    "middleware record: {error}"
+                                ))
+                            })?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, SessionStoreError>>()?
+            };
+            Ok(LoadedTurn {
+                app: app_state(&tx, key.app.as_str())?.unwrap_or_default(),
+                user: user_state(&tx, key.app.as_str(), key.user.as_str())?.unwrap_or_default(),
+                session: session_row(&tx, &key)?
+                    .map(|(state, _)| state)
+                    .unwrap_or_default(),
+                middleware,
+            })
+        })
+        .await
+    }
+
+    async fn commit_turn(
+        &self,
+        key: &SessionKey,
+        commit: TurnCommit,
+    ) -> Result<(), SessionStoreError> {
+        let key = key.clone();
+        self.call(move |connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db("starting a commit"))?;
+            let (app, user) = (key.app.as_str(), key.user.as_str());
+            let mut app_map = app_state(&tx, app)?.unwrap_or_default();
+            let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
+            let existing = session_row(&tx, &key)?;
+            let mut session_map = existing
+                .as_ref()
+                .map(|(state, _)| state.clone())
+                .unwrap_or_default();
+            let stale = commit.stale_keys(&app_map, &user_map, &session_map);
+            if !stale.is_empty() {
+                return Err(SessionStoreError::Stale { keys: stale });
+            }
+            let now = format_time(Timestamp::now());
+            if !commit.app.is_empty() {
+                StateWrite::apply_all(&commit.app, &mut app_map);
+                write_app(&tx, app, &app_map, &now)?;
+            }
+            if !commit.user.is_empty() {
+                StateWrite::apply_all(&commit.user, &mut user_map);
+                write_user(&tx, app, user, &user_map, &now)?;
+            }
+            StateWrite::apply_all(&commit.session, &mut session_map);
+            if existing.is_none() {
+                // ADK expects the app and user rows of every session to exist.
+                write_app(&tx, app, &app_map, &now)?;
+                write_user(&tx, app, user, &user_map, &now)?;
+            }
+            tx.execute(
+                "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+                 ON CONFLICT (app_name, user_id, id) DO UPDATE SET state = excluded.state,
+                 update_time = excluded.update_time",
+                params![app, user, key.session.as_str(), to_json(&session_map), now],
+            )
+            .map_err(db("writing session state"))?;
+            for write in &commit.middleware {
+                match write {
+                    MiddlewareStateWrite::Put(record) => tx.execute(
+                        "INSERT INTO adk_rs_middleware_state
+                         (app_name, user_id, session_id, thread_id, record_key, version, record)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                         ON CONFLICT (app_name, user_id, session_id, thread_id, record_key)
+                         DO UPDATE SET version = excluded.version, record = excluded.record",
+                        params![
+                            app,
+                            user,
+                            key.session.as_str(),
+                            scope_column(&record.scope),
+                            record.key,
+                            record.version,
+                            record.json.to_string()
+                        ],
+                    ),
+                    MiddlewareStateWrite::Delete {
+                        scope,
+                        key: record_key,
+                    } => tx.execute(
+                        "DELETE FROM adk_rs_middleware_state WHERE app_name = ?1 AND user_id = ?2
+                         AND session_id = ?3 AND thread_id = ?4 AND record_key = ?5",
+                        params![
+                            app,
+                            user,
+                            key.session.as_str(),
+                            scope_column(scope),
+                            record_key
+                        ],
+                    ),
+                }
+                .map_err(db("writing middleware state"))?;
+            }
+            tx.commit().map_err(db("committing a turn"))
+        })
+        .await
+    }
+
+    async fn copy_thread_records(
+        &self,
+        key: &SessionKey,
+        from: &ThreadId,
+        to: &ThreadId,
+    ) -> Result<(), SessionStoreError> {
+        let (key, from, to) = (key.clone(), from.clone(), to.clone());
+        self.call(move |connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db("starting a copy"))?;
+            let ids = params![
+                key.app.as_str(),
+                key.user.as_str(),
+                key.session.as_str(),
+                to.as_str()
+            ];
+            tx.execute(
+                "DELETE FROM adk_rs_middleware_state WHERE app_name = ?1 AND user_id = ?2
+                 AND session_id = ?3 AND thread_id = ?4",
+                ids,
+            )
+            .map_err(db("copying thread records"))?;
+            tx.execute(
+                "INSERT INTO adk_rs_middleware_state
+                 (app_name, user_id, session_id, thread_id, record_key, version, record)
+                 SELECT app_name, user_id, session_id, ?4, record_key, version, record
+                 FROM adk_rs_middleware_state WHERE app_name = ?1 AND user_id = ?2
+                 AND session_id = ?3 AND thread_id = ?5",
+                params![
+                    key.app.as_str(),
+                    key.user.as_str(),
+                    key.session.as_str(),
+                    to.as_str(),
+                    from.as_str()
+                ],
+            )
+            .map_err(db("copying thread records"))?;
+            tx.commit().map_err(db("committing a copy"))
+        })
+        .await
+    }
+}
