@@ -29,7 +29,7 @@ use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
-use adk::state::{SessionKey, SessionStore, StateKey};
+use adk::state::{InMemorySessionStore, SessionKey, SessionStore, SharedSessionStore, StateKey};
 use adk::storage::{FetchWindow, SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
@@ -377,6 +377,19 @@ pub async fn forget(storage: &SharedStorage) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// Opens the store that keeps session state between runs: Google ADK's tables in the same
+/// SQLite file as the conversation. With `DATABASE_URL` set, state stays in memory for this run,
+/// because there is no PostgreSQL session store yet; no SQLite file is created.
+pub async fn open_sessions(options: &Options) -> Result<SharedSessionStore, BoxError> {
+    if options.database_url.is_some() {
+        println!("session state: kept in memory for this run (no PostgreSQL session store yet)");
+        return Ok(SharedSessionStore::new(InMemorySessionStore::new()));
+    }
+    Ok(SharedSessionStore::new(
+        SqliteSessionStore::open(database_path(options)).await?,
+    ))
+}
+
 /// Runs one conversation of [`QUESTIONS`] with `model` and returns the transcript read back
 /// from storage.
 pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<String>, BoxError> {
@@ -408,8 +421,7 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
     } else {
         println!("continuing the conversation: {earlier} messages from earlier runs loaded");
     }
-    // Session state lives in the same file, in Google ADK's tables.
-    let sessions = SqliteSessionStore::open(database_path(options)).await?;
+    let sessions = open_sessions(options).await?;
     let remembered = sessions
         .user_state(&Default::default(), &Default::default())
         .await?;
