@@ -363,7 +363,7 @@ pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError
     Ok(lines.into_iter().map(|(_, line)| line).collect())
 }
 
-/// Deletes the conversation's messages and tool calls, for `--reset` on a shared database.
+/// Deletes the conversation's messages and tool calls, for `--reset`.
 pub async fn forget(storage: &SharedStorage) -> Result<(), BoxError> {
     let ctx = StorageContext::new(CONVERSATION);
     for message in storage.fetch_messages(&ctx).await? {
@@ -393,24 +393,17 @@ pub async fn open_sessions(options: &Options) -> Result<SharedSessionStore, BoxE
 /// Runs one conversation of [`QUESTIONS`] with `model` and returns the transcript read back
 /// from storage.
 pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<String>, BoxError> {
-    if options.reset && options.database_url.is_none() {
-        let database = database_path(options);
-        for suffix in ["", "-wal", "-shm"] {
-            let mut file = database.clone().into_os_string();
-            file.push(suffix);
-            match std::fs::remove_file(&file) {
-                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(error.into());
-                }
-                _ => {}
-            }
-        }
-        println!("reset: forgot the conversation in {}", database.display());
-    }
     let storage = open_storage(options).await?;
-    if options.reset && options.database_url.is_some() {
+    let sessions = open_sessions(options).await?;
+    if options.reset {
+        // Through the stores, not by deleting the file: a connection of an earlier run that is
+        // still closing would otherwise unlink the new file's write-ahead log. `user:` state
+        // outlives a session by design, so the question count survives a reset.
         forget(&storage).await?;
-        println!("reset: forgot the conversation in the PostgreSQL database");
+        sessions
+            .delete_session(&SessionKey::new("default", "default", CONVERSATION))
+            .await?;
+        println!("reset: forgot the conversation");
     }
     let earlier = storage
         .fetch_messages(&StorageContext::new(CONVERSATION))
@@ -421,7 +414,6 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
     } else {
         println!("continuing the conversation: {earlier} messages from earlier runs loaded");
     }
-    let sessions = open_sessions(options).await?;
     let remembered = sessions
         .user_state(&Default::default(), &Default::default())
         .await?;
