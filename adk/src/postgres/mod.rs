@@ -58,7 +58,7 @@
 
 //!
 #![doc = ""]
-#![doc = include_str!("../../../docs/postgres.md")]
+#![doc = include_str!("../../docs/postgres.md")]
 
 mod blob;
 mod error;

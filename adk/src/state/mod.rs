@@ -10,7 +10,7 @@
 //! It sits between storage and the contexts: it knows ids, not pipelines. The guide is
 //! `docs/state.md`, included below.
 #![doc = ""]
-#![doc = include_str!("../../../docs/state.md")]
+#![doc = include_str!("../../docs/state.md")]
 
 pub mod conformance;
 mod error;
