@@ -215,7 +215,10 @@ impl AppName {
 
 impl Default for AppName {
     fn default() -> Self {
-        Self::from(Self::DEFAULT)
+        // Every turn that names none takes the default: share one allocation.
+        static SHARED: std::sync::LazyLock<Arc<str>> =
+            std::sync::LazyLock::new(|| Arc::from(AppName::DEFAULT));
+        Self(Arc::clone(&SHARED))
     }
 }
 
@@ -226,7 +229,10 @@ impl UserId {
 
 impl Default for UserId {
     fn default() -> Self {
-        Self::from(Self::DEFAULT)
+        // Every turn that names none takes the default: share one allocation.
+        static SHARED: std::sync::LazyLock<Arc<str>> =
+            std::sync::LazyLock::new(|| Arc::from(UserId::DEFAULT));
+        Self(Arc::clone(&SHARED))
     }
 }
 
@@ -237,7 +243,10 @@ impl ThreadId {
 
 impl Default for ThreadId {
     fn default() -> Self {
-        Self::from(Self::MAIN)
+        // Every turn that names none takes the default: share one allocation.
+        static SHARED: std::sync::LazyLock<Arc<str>> =
+            std::sync::LazyLock::new(|| Arc::from(ThreadId::MAIN));
+        Self(Arc::clone(&SHARED))
     }
 }
 

@@ -16,7 +16,10 @@
 //! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`. Start with
 //! `use adk::prelude::*` and the [getting-started guide](guide::getting_started).
 
-#![forbid(unsafe_code)]
+// Denied everywhere but `pipeline::slot`, which writes middleware futures into the memory a
+// pipeline walk allocated for them (so a layer costs no allocation); its module docs say why
+// that needs `unsafe` and what keeps it sound.
+#![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.

@@ -74,9 +74,10 @@ pub(crate) fn middleware(
         let into_result = quote_spanned! {output.span()=>
             <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
         };
-        // Spanned at the function name: a future that is not `Send` is reported there.
-        let boxed = quote_spanned! {name.span()=>
-            ::adk::__private::middleware::boxed(Self::#name(ctx, next), #into_result)
+        // Spanned at the function name: a future that is not `Send` is reported there. The
+        // future is written into the slot the pipeline walk allocated for it, not boxed.
+        let place = quote_spanned! {name.span()=>
+            ::adk::__private::middleware::place(slot, Self::#name(ctx, next), #into_result)
         };
         quote! {
             #(#cfgs)*
@@ -87,9 +88,18 @@ pub(crate) fn middleware(
                     ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
                     next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
                 ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
+                    ::adk::__private::middleware::handle_via_slot::<#marker, Self>(self, ctx, next)
+                }
+
+                fn handle_in_slot<'a>(
+                    &'a self,
+                    ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
+                    next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
+                    slot: ::adk::__private::middleware::Slot<'a>,
+                ) -> ::adk::__private::middleware::InSlot<'a> {
                     let ctx = #cast_context;
                     let next = #cast_next;
-                    #boxed
+                    #place
                 }
 
                 fn name(&self) -> &'static str {

@@ -52,17 +52,35 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
     }
 }
 
-/// Boxes a middleware fn's future, converting its error, without wrapping it in another
-/// `async` block (each wrapper would add its captures to every middleware's allocation).
+/// Writes a middleware fn's future into its slot, converting its output, without wrapping it in
+/// another `async` block (each wrapper would add its captures to every middleware's future).
 /// The conversion is passed in (as `MiddlewareResult::into_result`, spanned at the user's return
 /// type) so a return type that is not a middleware result is reported there, once.
-pub fn boxed<'a, F>(
+pub fn place<'a, F>(
+    slot: Slot<'a>,
     future: F,
     into_result: fn(F::Output) -> Result<(), BoxError>,
-) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
+) -> InSlot<'a>
 where
     F: std::future::Future + Send + 'a,
 {
     use futures_util::FutureExt;
-    Box::pin(future.map(into_result))
+    slot.hold(future.map(into_result))
+}
+
+pub use crate::pipeline::{InSlot, Slot, own_slot};
+
+/// `Middleware::handle` for a middleware that fills slots: its future in a slot of its own, for
+/// callers outside a pipeline walk. Generic, so the user's types are checked once, in the
+/// generated `handle_in_slot`.
+pub fn handle_via_slot<'a, P, M>(
+    middleware: &'a M,
+    ctx: &'a mut P::Context,
+    next: Next<'a, P::Context>,
+) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
+where
+    P: crate::pipeline::Pipeline,
+    M: crate::pipeline::Middleware<P>,
+{
+    own_slot(|slot| middleware.handle_in_slot(ctx, next, slot))
 }

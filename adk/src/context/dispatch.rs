@@ -54,6 +54,23 @@ impl AckSubscription {
     }
 }
 
+/// `{turn_id}/dispatch`, allocated once: composed on the stack when it fits (a minted turn id
+/// always does), rather than formatted into a `String` and copied into the `Arc`.
+fn dispatch_id_of(turn_id: &str) -> Arc<str> {
+    const SUFFIX: &[u8] = b"/dispatch";
+    let mut buffer = [0_u8; 64];
+    let length = turn_id.len() + SUFFIX.len();
+    if let Some(target) = buffer.get_mut(..length) {
+        let (head, tail) = target.split_at_mut(turn_id.len());
+        head.copy_from_slice(turn_id.as_bytes());
+        tail.copy_from_slice(SUFFIX);
+        if let Ok(id) = std::str::from_utf8(target) {
+            return Arc::from(id);
+        }
+    }
+    Arc::from(format!("{turn_id}/dispatch"))
+}
+
 /// What the executor and the dispatch-scoped middleware (`dispatch_input`, `dispatch_output`)
 /// receive.
 ///
@@ -128,7 +145,7 @@ impl DispatchContext {
             system_prompt: turn.system_prompt().clone(),
             state: turn.state.with_journal(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
-            id: Arc::from(format!("{}/dispatch", turn.turn_id())),
+            id: dispatch_id_of(turn.turn_id().as_str()),
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: Arc::default(),

@@ -174,15 +174,17 @@ impl TurnContext {
             None => Registry::new(),
         };
         let abort = AbortState::for_turn(raw.cancellation);
-        // `StorageContext::new` mints the turn's id.
-        let mut storage_context = StorageContext::new(raw.conversation_id)
-            .with_app_name(raw.app_name)
-            .with_user_id(raw.user_id)
-            .with_thread_id(raw.thread_id)
-            .with_cancellation(abort.token().clone());
-        if let Some(identity) = raw.identity {
-            storage_context = storage_context.with_identity(identity);
-        }
+        // `StorageContext::for_turn` mints the turn's id.
+        let storage_context = StorageContext::for_turn(
+            (
+                raw.conversation_id,
+                raw.app_name,
+                raw.user_id,
+                raw.thread_id,
+            ),
+            raw.identity,
+            abort.token().clone(),
+        );
         Ok(Self {
             stash,
             standing_instructions: raw.standing_instructions,

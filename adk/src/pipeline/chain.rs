@@ -2,25 +2,23 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use futures_util::FutureExt;
 
+use super::slot::{InSlot, Slot, SlotMemory, Slots};
 use super::{
-    BoxError, BoxFuture, Downstream, FailureCause, Middleware, MiddlewareFailure, Pipeline,
-    PipelineContext, ShortCircuit,
+    Downstream, FailureCause, Middleware, MiddlewareFailure, Pipeline, PipelineContext,
+    ShortCircuit,
 };
 
 /// A middleware with its pipeline erased: stacks are stored per context type so `Next` does not
 /// carry the pipeline in its type, and one `async fn` can serve two pipelines of one scope.
 trait Layer<C>: Send + Sync {
-    fn handle<'a>(
-        &'a self,
-        ctx: &'a mut C,
-        next: Next<'a, C>,
-    ) -> BoxFuture<'a, Result<(), BoxError>>;
+    fn handle<'a>(&'a self, ctx: &'a mut C, next: Next<'a, C>, slot: Slot<'a>) -> InSlot<'a>;
 
     fn name(&self) -> &'static str;
 }
@@ -35,8 +33,9 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
         &'a self,
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-    ) -> BoxFuture<'a, Result<(), BoxError>> {
-        self.middleware.handle(ctx, next)
+        slot: Slot<'a>,
+    ) -> InSlot<'a> {
+        self.middleware.handle_in_slot(ctx, next, slot)
     }
 
     fn name(&self) -> &'static str {
@@ -102,14 +101,18 @@ impl<P: Pipeline> Stack<P> {
 
     /// Walks the pipeline once over `ctx`.
     pub async fn run(&self, ctx: &mut P::Context) -> PipelineRun {
+        // A slot per middleware for its future, reused from the last walk on this thread.
+        let mut slots = Slots::new(self.layers.len());
+        let (slots, live) = slots.split();
         let bookkeeping = Bookkeeping {
             pipeline: P::NAME,
             layers: &self.layers,
+            live,
             failed: AtomicBool::new(false),
             last_completed: AtomicU64::new(NOT_RUN),
             short_circuited_at: AtomicUsize::new(NONE),
         };
-        let first_layer_saw = run_layer(&bookkeeping, 0, ctx).await;
+        let first_layer_saw = run_layer(&bookkeeping, slots, ctx).await;
         // A failure anywhere fails the run, even when an upstream middleware swallowed it; an
         // abort explains a short-circuit, so it is not reported as one.
         let outcome = if bookkeeping.failed.load(Ordering::Relaxed) {
@@ -153,12 +156,14 @@ pub struct PipelineRun {
 struct Bookkeeping<'walk, C> {
     pipeline: &'static str,
     layers: &'walk [Arc<dyn Layer<C>>],
+    /// How many middleware futures live in the walk's slots.
+    live: &'walk AtomicUsize,
     failed: AtomicBool,
     /// The last `Next::run` to complete, as `position << 8 | outcome`. Runs are strictly nested
     /// (a middleware's `next` completes before that middleware returns, and only one `next` of
     /// a walk is alive at a time), so after middleware `k` returns, this holds `k + 1`'s tag
     /// exactly when `k` ran its `next` to completion. One slot for the whole walk keeps `Next`
-    /// at two words, which keeps every middleware's boxed future small.
+    /// small, and so every middleware's future.
     last_completed: AtomicU64,
     /// The first (innermost) middleware that returned without running `next`, or `NONE`.
     short_circuited_at: AtomicUsize,
@@ -200,8 +205,9 @@ fn untag(value: u64, position: usize) -> Option<Downstream> {
 #[must_use = "middleware that never runs `next` short-circuits the pipeline; call `next.run(ctx).await` or abort with `ctx.abort(reason)`"]
 pub struct Next<'a, C> {
     bookkeeping: &'a Bookkeeping<'a, C>,
-    /// The position of the middleware `run` starts with.
-    position: usize,
+    /// The slots of the middleware `run` starts with and of those after it; how many are left
+    /// gives that middleware's position.
+    rest: &'a mut [MaybeUninit<SlotMemory>],
 }
 
 impl<C> std::fmt::Debug for Next<'_, C> {
@@ -209,11 +215,11 @@ impl<C> std::fmt::Debug for Next<'_, C> {
         formatter
             .debug_struct("Next")
             .field("pipeline", &self.bookkeeping.pipeline)
-            .field("position", &self.position)
             .field(
-                "remaining",
-                &self.bookkeeping.layers.len().saturating_sub(self.position),
+                "position",
+                &(self.bookkeeping.layers.len() - self.rest.len()),
             )
+            .field("remaining", &self.rest.len())
             .finish()
     }
 }
@@ -229,7 +235,7 @@ impl<'a, C: PipelineContext> Next<'a, C> {
     ) -> impl Future<Output = Downstream> + Send + use<'a, 'c, C> {
         // The rest of the walk itself, not a future around it: every middleware's boxed future
         // holds this one, so each layer of wrapping would make every box bigger.
-        run_layer(self.bookkeeping, self.position, ctx)
+        run_layer(self.bookkeeping, self.rest, ctx)
     }
 
     /// The pipeline this `next` belongs to, e.g. `"turn_input"`.
@@ -240,25 +246,24 @@ impl<'a, C: PipelineContext> Next<'a, C> {
 
 async fn run_layer<C: PipelineContext>(
     bookkeeping: &Bookkeeping<'_, C>,
-    position: usize,
+    slots: &mut [MaybeUninit<SlotMemory>],
     ctx: &mut C,
 ) -> Downstream {
+    let position = bookkeeping.layers.len() - slots.len();
     let outcome = 'walk: {
         if ctx.is_aborted() {
             break 'walk Downstream::Aborted;
         }
-        let Some(layer) = bookkeeping.layers.get(position) else {
+        let (Some(layer), Some((slot, rest))) =
+            (bookkeeping.layers.get(position), slots.split_first_mut())
+        else {
             break 'walk Downstream::Completed;
         };
-        let next = Next {
-            bookkeeping,
-            position: position + 1,
-        };
+        let next = Next { bookkeeping, rest };
+        let future = layer.handle(ctx, next, Slot::new(slot, bookkeeping.live));
         // A panicking middleware must not take the runner down: catch it here, at its own
         // level, so upstream post-steps still run. The context may be half-updated.
-        let result = AssertUnwindSafe(layer.handle(ctx, next))
-            .catch_unwind()
-            .await;
+        let result = AssertUnwindSafe(future).catch_unwind().await;
         let cause = match result {
             Ok(Ok(())) => {
                 let completed = bookkeeping.last_completed.load(Ordering::Relaxed);
@@ -322,7 +327,7 @@ pub async fn run_pipeline<P: Pipeline>(stack: &Stack<P>, ctx: &mut P::Context) -
 mod tests {
     use super::*;
     use crate::context::{RawTurnContext, TurnContext};
-    use crate::pipeline::TurnInput;
+    use crate::pipeline::{BoxError, TurnInput};
 
     #[crate::middleware(pipeline = turn_input)]
     async fn pass(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
@@ -330,12 +335,10 @@ mod tests {
         Ok(())
     }
 
-    /// Every middleware costs one allocation of its future. glibc serves blocks up to 128 bytes
-    /// from its fast bins; past that, a deep pipeline's frees and allocations take the slow
-    /// path and a layer costs about half again as much. `Next` and the walk are kept small so
-    /// a pass-through `#[middleware]` stays under that line.
+    /// A pass-through `#[middleware]` future is written into its slot, not boxed: a walk
+    /// allocates once, whatever the number of middleware. Larger futures still work (boxed).
     #[test]
-    fn a_pass_through_middleware_future_fits_the_allocators_fast_bins() {
+    fn a_pass_through_middleware_future_fits_its_slot() {
         let mut stack: Stack<TurnInput> = Stack::new();
         stack.push(pass);
         let mut ctx = TurnContext::new(
@@ -344,23 +347,28 @@ mod tests {
             crate::primitives::ToolRegistry::new(),
         )
         .unwrap();
+        let mut slots = Slots::new(1);
+        let (slots, live) = slots.split();
         let bookkeeping = Bookkeeping {
             pipeline: "turn_input",
             layers: &stack.layers,
+            live,
             failed: AtomicBool::new(false),
             last_completed: AtomicU64::new(NOT_RUN),
             short_circuited_at: AtomicUsize::new(NONE),
         };
         let next = Next {
             bookkeeping: &bookkeeping,
-            position: 1,
+            rest: &mut [],
         };
-        let boxed = stack.layers[0].handle(&mut ctx, next);
-        let size = std::mem::size_of_val(&*boxed);
+        let future = pass::pass(&mut ctx, next);
+        let size = std::mem::size_of_val(&future);
         assert!(
-            size <= 128,
+            size + std::mem::size_of::<usize>() <= super::super::slot::SLOT_BYTES,
             "a pass-through middleware future takes {size} bytes"
         );
-        assert_eq!(std::mem::size_of::<Next<'_, TurnContext>>(), 16);
+        drop(future);
+        assert_eq!(slots.len(), 1);
+        assert_eq!(std::mem::size_of::<Next<'_, TurnContext>>(), 24);
     }
 }

@@ -23,6 +23,7 @@
 
 mod chain;
 mod from_fn;
+mod slot;
 
 use std::fmt;
 use std::future::Future;
@@ -32,6 +33,8 @@ pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 
 pub use from_fn::{FromFn, from_fn};
+#[doc(hidden)]
+pub use slot::{InSlot, Slot, own_slot};
 
 /// The error type middleware return: any error, boxed. `?` converts your own errors into it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -196,6 +199,20 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
     ) -> BoxFuture<'a, Result<(), BoxError>>;
+
+    /// Runs this middleware with its future written into `slot`, memory the pipeline walk
+    /// allocated once for all its middleware. Not a public API: `#[middleware]` overrides it so
+    /// its futures are not boxed; the default boxes [`handle`](Middleware::handle)'s future and
+    /// keeps the box in the slot.
+    #[doc(hidden)]
+    fn handle_in_slot<'a>(
+        &'a self,
+        ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
+        slot: Slot<'a>,
+    ) -> InSlot<'a> {
+        slot.hold(self.handle(ctx, next))
+    }
 
     /// The name run-time errors use for this middleware (`E_PIPELINE_SHORT_CIRCUITED`, a
     /// failure). `#[middleware]` returns the fn name; the default is the type's name without

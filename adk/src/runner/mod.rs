@@ -10,7 +10,6 @@
 mod builder;
 mod outcome;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use tracing::Instrument;
@@ -18,13 +17,13 @@ use tracing::Instrument;
 pub use builder::{HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuilder};
 pub use outcome::{TurnOutcome, TurnStatus};
 
-use crate::context::{InvalidTurnContext, RawTurnContext, TurnContext};
+use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext};
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
 use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnError};
 use crate::pipeline::{
     DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
 };
-use crate::primitives::{Role, Tool, ToolRegistry};
+use crate::primitives::{Message, Role, Tool, ToolRegistry};
 use crate::state::{
     SessionKey, SessionStore, SessionStoreError, SharedSessionStore, State, StateKey,
 };
@@ -178,11 +177,9 @@ impl TurnRunner {
             }
             ctx.admit_user_message();
 
-            let before_dispatch: HashSet<String> = ctx
-                .messages
-                .iter()
-                .map(|message| message.id().to_owned())
-                .collect();
+            // The messages before the dispatch, shared rather than copied: what the output key
+            // must not pick up. Constant time however long the history.
+            let before_dispatch = ctx.messages.share();
             let mut report = run_dispatch(
                 ctx,
                 DispatchPlan {
@@ -257,7 +254,7 @@ impl TurnRunner {
     }
 
     /// Writes the output key: the text of the last assistant message the dispatch added.
-    fn save_output(&self, ctx: &mut TurnContext, before_dispatch: &HashSet<String>) {
+    fn save_output(&self, ctx: &mut TurnContext, before_dispatch: &Collection<Message>) {
         let Some(key) = self.parts.output_key else {
             return;
         };

@@ -89,6 +89,28 @@ impl StorageContext {
         }
     }
 
+    /// The context of a turn the runner starts, built in one go: `new` followed by the `with_*`
+    /// setters would allocate a cancellation token only to replace it.
+    pub(crate) fn for_turn(
+        ids: (SessionId, AppName, UserId, ThreadId),
+        identity: Option<Identity>,
+        cancellation: CancellationToken,
+    ) -> Self {
+        let (conversation_id, app_name, user_id, thread_id) = ids;
+        Self {
+            inner: Arc::new(ContextFields {
+                turn_id: TurnId::new(),
+                app_name,
+                user_id,
+                conversation_id,
+                thread_id,
+                identity,
+                cancellation,
+                fetch_window: FetchWindow::All,
+            }),
+        }
+    }
+
     /// Replaces the turn id (the runner sets the id of the turn being run).
     ///
     /// ```

@@ -1,0 +1,214 @@
+//! Where a pipeline walk keeps its middleware futures: one block of memory per walk, one slot per
+//! middleware, instead of one heap allocation per middleware per walk.
+//!
+//! A middleware's future holds the rest of the walk (`next.run(ctx)`), so the futures nest, and
+//! their depth is only known at run time: the runner cannot store them inline. Boxing each one
+//! cost a `malloc` and a `free` per layer per turn, more than everything else a layer does. The
+//! walk now allocates its slots once (`Slots`), hands each middleware its own slot, and the
+//! future is written into that slot and dropped there. A future too large or too aligned for a
+//! slot is boxed and the box kept in the slot, so every middleware still works.
+//!
+//! This is the crate's only `unsafe` code, kept to what the layout needs:
+//! - a future is written into slot memory of a size and alignment checked first;
+//! - it is polled pinned where it was written, and dropped there, by the one [`InSlot`] that owns
+//!   it;
+//! - the memory outlives the future: a slot is borrowed by its `InSlot` for the future's whole
+//!   life, and if a future was leaked (an `InSlot` forgotten, for example a middleware that
+//!   `mem::forget`s its `next.run(ctx)` future after polling it) its memory is leaked with it
+//!   rather than freed under a pinned value.
+#![allow(unsafe_code)]
+
+use std::cell::Cell;
+use std::future::Future;
+use std::mem::{ManuallyDrop, MaybeUninit};
+use std::pin::Pin;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use super::{BoxError, BoxFuture};
+
+/// The bytes one slot holds. A pass-through `#[middleware]` future takes about half of it (see
+/// the test `a_pass_through_middleware_future_fits_its_slot`); larger futures are boxed.
+pub(crate) const SLOT_BYTES: usize = 256;
+
+type Output = Result<(), BoxError>;
+
+/// The memory of one slot.
+#[repr(C, align(16))]
+pub struct SlotMemory([u8; SLOT_BYTES]);
+
+/// The slots of one walk: no allocation once a walk as deep has run on this thread.
+pub(crate) struct Slots {
+    memory: Box<[MaybeUninit<SlotMemory>]>,
+    /// How many of them this walk uses.
+    count: usize,
+    /// How many futures live in `memory`: raised when one is written, lowered when it is dropped.
+    live: AtomicUsize,
+}
+
+thread_local! {
+    /// The slots of the last walk that ended on this thread, kept for the next one: a walk
+    /// allocates only when no spare is at hand or the spare is too short.
+    static SPARE: Cell<Option<Box<[MaybeUninit<SlotMemory>]>>> = const { Cell::new(None) };
+}
+
+impl Slots {
+    pub(crate) fn new(count: usize) -> Self {
+        let memory = match SPARE.with(Cell::take) {
+            Some(spare) if spare.len() >= count => spare,
+            // A shorter spare is dropped: the longer slots replace it when this walk ends.
+            _ => Box::new_uninit_slice(count),
+        };
+        Self {
+            memory,
+            count,
+            live: AtomicUsize::new(0),
+        }
+    }
+
+    /// The walk's slots, exactly one per middleware (a reused spare may hold more), and the
+    /// count their futures keep.
+    pub(crate) fn split(&mut self) -> (&mut [MaybeUninit<SlotMemory>], &AtomicUsize) {
+        (&mut self.memory[..self.count], &self.live)
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        let memory = std::mem::take(&mut self.memory);
+        if self.live.load(Ordering::Acquire) != 0 {
+            // A future in a slot was never dropped (its `InSlot` was forgotten). It is pinned,
+            // so its memory must stay valid for ever: leak the slots rather than free or reuse
+            // them.
+            std::mem::forget(memory);
+            return;
+        }
+        // Every future was dropped: the memory is vacant and can serve the next walk. A spare
+        // left by a walk nested in this one is kept only when it is longer.
+        if !memory.is_empty() {
+            SPARE.with(|spare| match spare.take() {
+                Some(other) if other.len() > memory.len() => spare.set(Some(other)),
+                _ => spare.set(Some(memory)),
+            });
+        }
+    }
+}
+
+/// One vacant slot, handed to [`Middleware::handle_in_slot`](super::Middleware::handle_in_slot).
+/// Not a public API: `#[middleware]` generates the code that fills it.
+pub struct Slot<'a> {
+    memory: &'a mut MaybeUninit<SlotMemory>,
+    live: &'a AtomicUsize,
+}
+
+impl<'a> Slot<'a> {
+    pub(crate) fn new(memory: &'a mut MaybeUninit<SlotMemory>, live: &'a AtomicUsize) -> Self {
+        Self { memory, live }
+    }
+
+    /// Writes `future` into the slot, or, when it does not fit, a box holding it.
+    pub fn hold<F>(self, future: F) -> InSlot<'a>
+    where
+        F: Future<Output = Output> + Send + 'a,
+    {
+        if size_of::<F>() > size_of::<SlotMemory>() || align_of::<F>() > align_of::<SlotMemory>() {
+            let boxed: BoxFuture<'a, Output> = Box::pin(future);
+            return self.hold(boxed);
+        }
+        let memory = self.memory.as_mut_ptr().cast::<F>();
+        // SAFETY: `memory` is valid for writes of `F`: the slot is `SlotMemory` bytes long and
+        // aligned as `SlotMemory`, which the check above found enough for `F`, and it is
+        // borrowed mutably for `'a`, so nothing else reads or writes it. Whatever it held before
+        // was already dropped (a slot is handed out vacant, once per walk).
+        unsafe { memory.write(future) };
+        self.live.fetch_add(1, Ordering::Relaxed);
+        let future: *mut (dyn Future<Output = Output> + Send + 'a) = memory;
+        InSlot {
+            // SAFETY: derived from a reference, so not null.
+            future: unsafe { NonNull::new_unchecked(future) },
+            live: self.live,
+        }
+    }
+}
+
+/// A middleware's future, owned where it was written in its slot: polled pinned there, dropped
+/// there. Not a public API.
+pub struct InSlot<'a> {
+    future: NonNull<dyn Future<Output = Output> + Send + 'a>,
+    live: &'a AtomicUsize,
+}
+
+// SAFETY: an `InSlot` owns a `dyn Future + Send` (and borrows its slot exclusively): sending it
+// sends that future, which is `Send`. The count it lowers is atomic.
+unsafe impl Send for InSlot<'_> {}
+
+impl Future for InSlot<'_> {
+    type Output = Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
+        // SAFETY: the future was written by `Slot::hold` and is only ever reached through this
+        // `InSlot`, which never moves it: it stays where it is until `drop` drops it in place,
+        // so it is pinned. The slot outlives it (borrowed for `'a`, or leaked with it).
+        let future = unsafe { Pin::new_unchecked(self.get_mut().future.as_mut()) };
+        future.poll(cx)
+    }
+}
+
+impl Drop for InSlot<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the future was written by `Slot::hold`, is live, and is dropped only here.
+        unsafe { self.future.as_ptr().drop_in_place() };
+        self.live.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A slot of its own on the heap, with the future in it: what [`own_slot`] returns.
+struct OwnedSlot<'a> {
+    held: ManuallyDrop<InSlot<'a>>,
+    cell: NonNull<OwnedCell>,
+}
+
+struct OwnedCell {
+    memory: MaybeUninit<SlotMemory>,
+    live: AtomicUsize,
+}
+
+// SAFETY: `OwnedSlot` owns its cell and the `Send` future in it.
+unsafe impl Send for OwnedSlot<'_> {}
+
+impl Future for OwnedSlot<'_> {
+    type Output = Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
+        Pin::new(&mut *self.held).poll(cx)
+    }
+}
+
+impl Drop for OwnedSlot<'_> {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here, before the cell it lives in.
+        unsafe { ManuallyDrop::drop(&mut self.held) };
+        // SAFETY: the cell came from `Box::into_raw` in `own_slot` and nothing borrows it now.
+        drop(unsafe { Box::from_raw(self.cell.as_ptr()) });
+    }
+}
+
+/// Runs `fill` on a slot of its own, allocated for it, and boxes the result: how a middleware
+/// that fills a slot also serves [`Middleware::handle`](super::Middleware::handle), for callers
+/// outside a pipeline walk.
+pub fn own_slot<'a>(fill: impl FnOnce(Slot<'a>) -> InSlot<'a>) -> BoxFuture<'a, Output> {
+    let cell = Box::into_raw(Box::new(OwnedCell {
+        memory: MaybeUninit::uninit(),
+        live: AtomicUsize::new(0),
+    }));
+    // SAFETY: `cell` is a live allocation that only `OwnedSlot` frees, after the future in it is
+    // dropped; the references made here are the only ones to it while that future lives.
+    let (memory, live) = unsafe { (&mut (*cell).memory, &(*cell).live) };
+    let held = fill(Slot::new(memory, live));
+    Box::pin(OwnedSlot {
+        held: ManuallyDrop::new(held),
+        // SAFETY: from `Box::into_raw`, so not null.
+        cell: unsafe { NonNull::new_unchecked(cell) },
+    })
+}
