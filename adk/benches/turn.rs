@@ -287,46 +287,78 @@ impl Rows {
         names
     }
 
-    /// Runs the row once.
-    async fn run(&self, name: &str) {
-        if let Some((_, runner)) = self
+    /// Finds the row named `name`, once: matching names inside the measured loop would put
+    /// string formatting into every row's figures.
+    fn resolve(&self, name: &str) -> Row {
+        if let Some(index) = self
             .mocked
             .iter()
-            .find(|(layers, _)| name == format!("turn/{layers} middleware"))
+            .position(|(layers, _)| name == format!("turn/{layers} middleware"))
         {
-            let _ = black_box(runner.run(raw()).await);
-            return;
+            return Row::Mocked(index);
         }
         if name.starts_with("baseline/boxed") {
-            let mut state = 0;
-            run_boxed(&self.boxed, &mut state).await;
-            black_box(state);
-            return;
+            return Row::Boxed;
         }
         if name.starts_with("baseline/static") {
-            let mut state = 0;
-            StaticChain::run(&mut state).await;
-            black_box(state);
-            return;
+            return Row::Static;
         }
         if name.starts_with("baseline/empty") {
-            black_box(0_u64);
-            return;
+            return Row::Empty;
         }
-        for (turns, storage, window, whole) in &self.histories {
-            for (how, runner, is_whole) in [("window", window, false), ("whole", whole, true)] {
+        for (index, (turns, ..)) in self.histories.iter().enumerate() {
+            for (how, whole) in [("window", false), ("whole", true)] {
                 if name == format!("history/{turns} turns, {how}: turn") {
-                    let _ = black_box(runner.run(raw()).await);
-                    return;
+                    return Row::HistoryTurn { index, whole };
                 }
                 if name == format!("history/{turns} turns, {how}: load only") {
-                    black_box(load_only(storage, is_whole).await);
-                    return;
+                    return Row::HistoryLoad { index, whole };
                 }
             }
         }
         panic!("no bench row named `{name}`; ADK_BENCH_ROW=list lists them");
     }
+
+    /// Runs the row once.
+    async fn run(&self, row: Row) {
+        match row {
+            Row::Mocked(index) => {
+                let _ = black_box(self.mocked[index].1.run(raw()).await);
+            }
+            Row::Boxed => {
+                let mut state = 0;
+                run_boxed(&self.boxed, &mut state).await;
+                black_box(state);
+            }
+            Row::Static => {
+                let mut state = 0;
+                StaticChain::run(&mut state).await;
+                black_box(state);
+            }
+            Row::Empty => {
+                black_box(0_u64);
+            }
+            Row::HistoryTurn { index, whole } => {
+                let (_, _, window, whole_runner) = &self.histories[index];
+                let runner = if whole { whole_runner } else { window };
+                let _ = black_box(runner.run(raw()).await);
+            }
+            Row::HistoryLoad { index, whole } => {
+                black_box(load_only(&self.histories[index].1, whole).await);
+            }
+        }
+    }
+}
+
+/// A row, resolved from its name before measuring.
+#[derive(Clone, Copy)]
+enum Row {
+    Mocked(usize),
+    Boxed,
+    Static,
+    Empty,
+    HistoryTurn { index: usize, whole: bool },
+    HistoryLoad { index: usize, whole: bool },
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -336,10 +368,11 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) -> usize {
-    // One warm-up run, so lazily initialised statics do not count.
-    runtime.block_on(rows.run(name));
+    let row = rows.resolve(name);
+    // One warm-up run, so lazily initialised statics and reused buffers do not count.
+    runtime.block_on(rows.run(row));
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    runtime.block_on(rows.run(name));
+    runtime.block_on(rows.run(row));
     ALLOCATIONS.load(Ordering::Relaxed) - before
 }
 
@@ -462,8 +495,9 @@ fn main() {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(1000);
+        let row = rows.resolve(&row);
         for _ in 0..iterations {
-            runtime.block_on(rows.run(&row));
+            runtime.block_on(rows.run(row));
         }
         return;
     }
@@ -476,8 +510,9 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("turn");
     for name in rows.names() {
+        let row = rows.resolve(&name);
         group.bench_function(name.as_str(), |bencher| {
-            bencher.iter(|| runtime.block_on(rows.run(&name)));
+            bencher.iter(|| runtime.block_on(rows.run(row)));
         });
     }
     group.finish();

@@ -77,7 +77,7 @@ pub(crate) fn middleware(
         // Spanned at the function name: a future that is not `Send` is reported there. The
         // future is written into the slot the pipeline walk allocated for it, not boxed.
         let place = quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(slot, Self::#name(ctx, next), #into_result)
+            ::adk::__private::middleware::place(slot, move || Self::#name(ctx, next), #into_result)
         };
         quote! {
             #(#cfgs)*

@@ -56,16 +56,17 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
 /// another `async` block (each wrapper would add its captures to every middleware's future).
 /// The conversion is passed in (as `MiddlewareResult::into_result`, spanned at the user's return
 /// type) so a return type that is not a middleware result is reported there, once.
+///
+/// The future is made by `make` inside the slot, so it is not built elsewhere and copied in.
 pub fn place<'a, F>(
     slot: Slot<'a>,
-    future: F,
+    make: impl FnOnce() -> F,
     into_result: fn(F::Output) -> Result<(), BoxError>,
 ) -> InSlot<'a>
 where
     F: std::future::Future + Send + 'a,
 {
-    use futures_util::FutureExt;
-    slot.hold(future.map(into_result))
+    slot.place(make, into_result)
 }
 
 pub use crate::pipeline::{InSlot, Slot, own_slot};

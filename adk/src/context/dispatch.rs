@@ -102,7 +102,8 @@ pub struct DispatchContext {
     id: Arc<str>,
     pub(crate) iteration: u32,
     pub(crate) signal: Signal,
-    ack_handlers: Arc<Mutex<AckHandlers>>,
+    /// Made by the first `on_ack`: most dispatches register no handler.
+    ack_handlers: Option<Arc<Mutex<AckHandlers>>>,
     pub(crate) queue: Vec<Delta>,
     pub(crate) pipeline_failure: Option<TurnError>,
     // Failures after the first in one pipeline walk (from the post-steps of upstream
@@ -148,7 +149,7 @@ impl DispatchContext {
             id: dispatch_id_of(turn.turn_id().as_str()),
             iteration: 0,
             signal: Signal::Pending,
-            ack_handlers: Arc::default(),
+            ack_handlers: None,
             queue: Vec::new(),
             pipeline_failure: None,
             later_failures: Vec::new(),
@@ -248,12 +249,14 @@ impl DispatchContext {
         if !pruned.is_empty() {
             tracing::trace!(dispatch_id = %self.id, pruned = pruned.len(), "ephemeral tools pruned on ack");
         }
-        let handlers = {
-            let mut registered = self
-                .ack_handlers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            std::mem::take(&mut registered.handlers)
+        let handlers = match &self.ack_handlers {
+            Some(registered) => std::mem::take(
+                &mut registered
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .handlers,
+            ),
+            None => Vec::new(),
         };
         for (_, handler) in handlers {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(self)));
@@ -292,16 +295,14 @@ impl DispatchContext {
         &mut self,
         handler: impl FnOnce(&mut DispatchContext) + Send + 'static,
     ) -> AckSubscription {
-        let mut registered = self
-            .ack_handlers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let handlers = self.ack_handlers.get_or_insert_with(Arc::default);
+        let mut registered = handlers.lock().unwrap_or_else(PoisonError::into_inner);
         let id = registered.next_id;
         registered.next_id += 1;
         registered.handlers.push((id, Box::new(handler)));
         AckSubscription {
             id,
-            handlers: Arc::downgrade(&self.ack_handlers),
+            handlers: Arc::downgrade(handlers),
         }
     }
 

@@ -80,7 +80,17 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     // Instructions are rendered from state once, before the first iteration: the model never
     // sees a `{placeholder}` whose key is missing.
     let mut dispatch_error: Option<TurnError> = match ctx.render_instructions() {
-        Ok(()) => spool_preloaded(&mut ctx).await.err(),
+        // Boxed, and only when there is something to spool: the spooling future is larger than
+        // the rest of the dispatch, and inline it would be copied with every turn's future.
+        Ok(())
+            if ctx
+                .retrievables
+                .iter()
+                .any(|retrievable| retrievable.spoolable_text().is_some()) =>
+        {
+            Box::pin(spool_preloaded(&mut ctx)).await.err()
+        }
+        Ok(()) => None,
         Err(error) => Some(
             TurnError::new(ErrorCode::StateTemplateKeyMissing, error.to_string())
                 .with_source(error),

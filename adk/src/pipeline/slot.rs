@@ -112,16 +112,44 @@ impl<'a> Slot<'a> {
     where
         F: Future<Output = Output> + Send + 'a,
     {
+        self.hold_made(|| future)
+    }
+
+    /// Writes a middleware fn's future into the slot, converting its output with
+    /// `into_result`. The future is made by `make` where it is written, so it is built in the
+    /// slot rather than built elsewhere and copied in.
+    pub(crate) fn place<F>(
+        self,
+        make: impl FnOnce() -> F,
+        into_result: fn(F::Output) -> Output,
+    ) -> InSlot<'a>
+    where
+        F: Future + Send + 'a,
+    {
+        self.hold_made(|| Converted {
+            future: make(),
+            into_result,
+        })
+    }
+
+    fn hold_box(self, boxed: BoxFuture<'a, Output>) -> InSlot<'a> {
+        self.hold_made(|| boxed)
+    }
+
+    #[inline(always)]
+    fn hold_made<F>(self, make: impl FnOnce() -> F) -> InSlot<'a>
+    where
+        F: Future<Output = Output> + Send + 'a,
+    {
         if size_of::<F>() > size_of::<SlotMemory>() || align_of::<F>() > align_of::<SlotMemory>() {
-            let boxed: BoxFuture<'a, Output> = Box::pin(future);
-            return self.hold(boxed);
+            return self.hold_box(Box::pin(make()));
         }
         let memory = self.memory.as_mut_ptr().cast::<F>();
         // SAFETY: `memory` is valid for writes of `F`: the slot is `SlotMemory` bytes long and
         // aligned as `SlotMemory`, which the check above found enough for `F`, and it is
         // borrowed mutably for `'a`, so nothing else reads or writes it. Whatever it held before
         // was already dropped (a slot is handed out vacant, once per walk).
-        unsafe { memory.write(future) };
+        unsafe { memory.write(make()) };
         self.live.fetch_add(1, Ordering::Relaxed);
         let future: *mut (dyn Future<Output = Output> + Send + 'a) = memory;
         InSlot {
@@ -129,6 +157,27 @@ impl<'a> Slot<'a> {
             future: unsafe { NonNull::new_unchecked(future) },
             live: self.live,
         }
+    }
+}
+
+/// A middleware fn's future with its output converted to the one every middleware returns.
+struct Converted<F: Future> {
+    future: F,
+    into_result: fn(F::Output) -> Output,
+}
+
+impl<F: Future> Future for Converted<F> {
+    type Output = Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
+        // SAFETY: `future` is pinned structurally: `Converted` never moves it out, has no `Drop`
+        // of its own and is `Unpin` only when `F` is.
+        let this = unsafe { self.get_unchecked_mut() };
+        let into_result = this.into_result;
+        // SAFETY: as above; `this` is not used to move `future` afterwards.
+        unsafe { Pin::new_unchecked(&mut this.future) }
+            .poll(cx)
+            .map(into_result)
     }
 }
 

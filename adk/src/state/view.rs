@@ -47,7 +47,7 @@ pub enum StateChange {
 /// assert_eq!(state.to_map(), json!({"user:theme": "dark", "temp:scratch": null}).as_object().unwrap().clone());
 /// # Ok::<(), adk::state::StateError>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct State {
     loaded: Arc<Map<String, Value>>,
     changes: BTreeMap<String, StateChange>,
@@ -55,6 +55,24 @@ pub struct State {
     journal: Option<Vec<(String, StateChange)>>,
     middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
     middleware_writes: Vec<MiddlewareStateWrite>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        // Every turn without a session store starts empty: share the empty loaded values
+        // instead of allocating them each turn (a write never changes them).
+        static EMPTY_LOADED: std::sync::LazyLock<Arc<Map<String, Value>>> =
+            std::sync::LazyLock::new(Arc::default);
+        static EMPTY_MIDDLEWARE: std::sync::LazyLock<Arc<Vec<MiddlewareStateRecord>>> =
+            std::sync::LazyLock::new(Arc::default);
+        Self {
+            loaded: Arc::clone(&EMPTY_LOADED),
+            changes: BTreeMap::new(),
+            journal: None,
+            middleware_loaded: Arc::clone(&EMPTY_MIDDLEWARE),
+            middleware_writes: Vec::new(),
+        }
+    }
 }
 
 impl State {
