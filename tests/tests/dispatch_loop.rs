@@ -451,6 +451,75 @@ async fn aborting_the_dispatch_from_the_executor_discards_its_writes_turn_output
 }
 
 #[tokio::test]
+async fn cancelling_the_dispatchs_own_token_in_dispatch_input_skips_the_rest_and_aborts_only_the_dispatch()
+ {
+    let log = Log::new();
+    let events = EventRecorder::new();
+    let storage = RecordingStorage::new();
+    let executed = Arc::new(Mutex::new(false));
+    let executor_ran = Arc::clone(&executed);
+    let executor = executor_fn(move |ctx: &mut DispatchContext| {
+        *executor_ran.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        Box::pin(async move {
+            ctx.ack()?;
+            Ok::<(), BoxError>(())
+        })
+    });
+    let runner = runner_with(executor, &storage, &events, &log)
+        .dispatch_input(from_fn(|ctx: &mut DispatchContext, next| {
+            Box::pin(async move {
+                // The dispatch's token is made here, on first use, and cancelled by its holder.
+                ctx.cancellation().cancel();
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .dispatch_input(log.marker("skipped"))
+        .build();
+    let outcome = run(&runner).await;
+
+    assert_eq!(log.entries(), ["out-pre", "out-post"]);
+    assert!(!*executed.lock().unwrap_or_else(PoisonError::into_inner));
+    assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
+    assert!(
+        matches!(
+            &outcome.status,
+            TurnStatus::DispatchAborted(AbortReason::Cancelled)
+        ),
+        "{:?}",
+        outcome.status
+    );
+    assert!(!outcome.context.is_aborted());
+}
+
+#[tokio::test]
+async fn a_dispatch_token_asked_for_after_the_dispatch_was_aborted_is_already_cancelled() {
+    let log = Log::new();
+    let events = EventRecorder::new();
+    let storage = RecordingStorage::new();
+    let seen = Arc::new(Mutex::new(None));
+    let saw = Arc::clone(&seen);
+    let executor = executor_fn(move |ctx: &mut DispatchContext| {
+        let saw = Arc::clone(&saw);
+        Box::pin(async move {
+            ctx.abort("enough");
+            *saw.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(ctx.cancellation().is_cancelled());
+            Ok::<(), BoxError>(())
+        })
+    });
+    let runner = runner_with(executor, &storage, &events, &log).build();
+    let outcome = run(&runner).await;
+
+    assert_eq!(
+        *seen.lock().unwrap_or_else(PoisonError::into_inner),
+        Some(true)
+    );
+    assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
+    assert!(!outcome.context.cancellation().is_cancelled());
+}
+
+#[tokio::test]
 async fn cancelling_the_turns_token_mid_dispatch_aborts_the_dispatch_and_skips_turn_output() {
     let log = Log::new();
     let events = EventRecorder::new();

@@ -2,8 +2,8 @@
 //! dispatch share with the caller's cancellation token.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
@@ -66,11 +66,16 @@ impl Aborted {
 /// can cancel it; a cancelled token must therefore count as an abort, or the loop would go on
 /// while every storage call and gate it makes fails as cancelled. It is a child of the caller's
 /// token (for a turn) or of the turn's (for a dispatch), so their cancellation reaches it too.
+///
+/// A dispatch makes its token only when something asks for it (most dispatches never do): until
+/// then nobody can cancel it but `abort`, which raises the flag, so its context checks the
+/// turn's token instead. Making a token and registering it with its parent costs two
+/// allocations and three locks per turn.
 #[derive(Debug)]
 pub(crate) struct AbortState {
     aborted: AtomicBool,
     reason: Mutex<Option<AbortReason>>,
-    token: CancellationToken,
+    token: OnceLock<CancellationToken>,
 }
 
 impl AbortState {
@@ -82,17 +87,18 @@ impl AbortState {
         Self {
             aborted: AtomicBool::new(false),
             reason: Mutex::new(None),
-            token,
+            token: OnceLock::from(token),
         }
     }
 
-    /// A dispatch's state: its token is a child of the turn's; the dispatch also counts as
-    /// aborted when the turn is, which its context checks through the turn's state.
-    pub(crate) fn for_dispatch(turn: &AbortState) -> Self {
+    /// A dispatch's state: its token, made on first use by [`token_under`](Self::token_under),
+    /// is a child of the turn's; the dispatch also counts as aborted when the turn is, which its
+    /// context checks through the turn's state.
+    pub(crate) fn for_dispatch() -> Self {
         Self {
             aborted: AtomicBool::new(false),
             reason: Mutex::new(None),
-            token: turn.token.child_token(),
+            token: OnceLock::new(),
         }
     }
 
@@ -102,8 +108,13 @@ impl AbortState {
             *slot = Some(reason);
         }
         drop(slot);
-        self.aborted.store(true, Ordering::Release);
-        self.token.cancel();
+        self.aborted.store(true, Ordering::SeqCst);
+        // Paired with the fence in `token_under`: a token made concurrently is cancelled either
+        // here or there.
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
     }
 
     /// Whether `abort` was called, without looking at the token: the cheap half of
@@ -113,7 +124,16 @@ impl AbortState {
     }
 
     pub(crate) fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire) || self.token.is_cancelled()
+        self.aborted.load(Ordering::Acquire)
+            || self
+                .token
+                .get()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Whether this state's token was made (a turn's always is).
+    pub(crate) fn has_token(&self) -> bool {
+        self.token.get().is_some()
     }
 
     pub(crate) fn reason(&self) -> Option<AbortReason> {
@@ -124,7 +144,21 @@ impl AbortState {
         Some(slot.clone().unwrap_or(AbortReason::Cancelled))
     }
 
+    /// A turn's token.
     pub(crate) fn token(&self) -> &CancellationToken {
-        &self.token
+        // A turn's state is made with its token; the fallback only keeps this total.
+        self.token.get_or_init(CancellationToken::new)
+    }
+
+    /// A dispatch's token, made on first use as a child of `parent` (the turn's state) and
+    /// cancelled at once when the dispatch was already aborted.
+    pub(crate) fn token_under(&self, parent: &AbortState) -> &CancellationToken {
+        let token = self.token.get_or_init(|| parent.token().child_token());
+        // Paired with the fence in `abort`.
+        fence(Ordering::SeqCst);
+        if self.aborted.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        token
     }
 }

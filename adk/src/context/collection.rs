@@ -3,8 +3,8 @@
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, LazyLock};
 
 use indexmap::IndexSet;
 
@@ -53,7 +53,28 @@ impl<T: Record> Borrow<str> for ById<T> {
     }
 }
 
-type Records<T> = IndexSet<ById<T>>;
+/// How ids are hashed: foldhash rather than the standard library's SipHash, seeded once per
+/// process. A fresh map costs nothing (SipHash's `RandomState` reads a thread-local, and a turn
+/// makes twenty maps), the hasher takes no room in the collection, and an id hashes several
+/// times faster, which is most of loading a long history. The random seed keeps ids crafted to
+/// collide from being written in advance.
+#[derive(Clone, Copy, Default)]
+struct IdHasher;
+
+impl BuildHasher for IdHasher {
+    type Hasher = foldhash::fast::FoldHasher<'static>;
+
+    fn build_hasher(&self) -> Self::Hasher {
+        static SEEDED: LazyLock<foldhash::fast::FixedState> = LazyLock::new(|| {
+            foldhash::fast::FixedState::with_seed(
+                std::collections::hash_map::RandomState::new().hash_one(0_u8),
+            )
+        });
+        SEEDED.build_hasher()
+    }
+}
+
+type Records<T> = IndexSet<ById<T>, IdHasher>;
 
 /// Records in insertion order, at most one per id.
 ///
@@ -83,7 +104,7 @@ pub struct Collection<T> {
     shared: Option<Arc<Records<T>>>,
     /// Shared records this collection replaced (`Some`) or deleted (`None`), by their position
     /// in `shared` (stable, since `shared` never changes).
-    shadowed: HashMap<usize, Option<T>>,
+    shadowed: HashMap<usize, Option<T>, IdHasher>,
     /// How many entries of `shadowed` are deletions.
     deleted: usize,
     /// Records not in `shared`, after the shared ones, in insertion order.
@@ -94,7 +115,7 @@ impl<T> Default for Collection<T> {
     fn default() -> Self {
         Self {
             shared: None,
-            shadowed: HashMap::new(),
+            shadowed: HashMap::default(),
             deleted: 0,
             own: IndexSet::default(),
         }
@@ -257,7 +278,7 @@ impl<T: Record> Collection<T> {
 #[derive(Debug)]
 pub struct CollectionIter<'a, T> {
     shared: Option<std::iter::Enumerate<indexmap::set::Iter<'a, ById<T>>>>,
-    shadowed: &'a HashMap<usize, Option<T>>,
+    shadowed: &'a HashMap<usize, Option<T>, IdHasher>,
     own: indexmap::set::Iter<'a, ById<T>>,
     remaining: usize,
 }

@@ -109,7 +109,7 @@ pub struct DispatchContext {
     // Failures after the first in one pipeline walk (from the post-steps of upstream
     // middleware): reported as events after the one that ended the dispatch.
     pub(crate) later_failures: Vec<TurnError>,
-    pub(crate) abort: AbortState,
+    abort: AbortState,
     pub(crate) streams: crate::dispatch::Streams,
     pub(crate) shared: Arc<TurnShared>,
 }
@@ -153,7 +153,7 @@ impl DispatchContext {
             queue: Vec::new(),
             pipeline_failure: None,
             later_failures: Vec::new(),
-            abort: AbortState::for_dispatch(&turn.shared.abort),
+            abort: AbortState::for_dispatch(),
             streams: crate::dispatch::Streams::default(),
             shared: Arc::clone(&turn.shared),
         }
@@ -341,9 +341,27 @@ impl DispatchContext {
 
     /// Whether the dispatch was aborted, directly or because the turn was.
     pub fn is_aborted(&self) -> bool {
-        // The dispatch's token is a child of the turn's, so its own check already sees the turn
-        // being cancelled; the turn's flag covers `TurnContext::abort` without a second lock.
-        self.abort.is_aborted() || self.shared.abort.is_flagged()
+        if self.abort.has_token() {
+            // The dispatch's token is a child of the turn's, so its own check already sees the
+            // turn being cancelled; the turn's flag covers `TurnContext::abort` without a
+            // second lock.
+            self.abort.is_aborted() || self.shared.abort.is_flagged()
+        } else {
+            // No token of its own yet: nothing but `abort` (the flag) can have aborted the
+            // dispatch itself, and the turn's check covers the rest.
+            self.abort.is_flagged() || self.shared.abort.is_aborted()
+        }
+    }
+
+    /// Why the dispatch was aborted, once it was: its own reason, or `Cancelled` when the turn
+    /// was aborted or cancelled under it.
+    pub(crate) fn abort_reason(&self) -> Option<AbortReason> {
+        self.abort.reason().or_else(|| {
+            self.shared
+                .abort
+                .is_aborted()
+                .then_some(AbortReason::Cancelled)
+        })
     }
 
     /// Whether the whole turn was aborted.
@@ -353,7 +371,7 @@ impl DispatchContext {
 
     /// The dispatch's cancellation token: cancelled when the dispatch or the turn is aborted.
     pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
-        self.abort.token()
+        self.abort.token_under(&self.shared.abort)
     }
 
     /// Delivers `event` to the runner's listeners and to `tracing`.
@@ -406,7 +424,7 @@ impl DispatchContext {
             request,
             self.shared.turn_id(),
             &self.shared.events,
-            self.abort.token(),
+            self.abort.token_under(&self.shared.abort),
         )
         .await
     }

@@ -67,12 +67,16 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let events = ctx.shared.events.clone();
     let turn_id = turn.turn_id().clone();
     let dispatch_id = ctx.shared_id();
-    let (started_at, started) = ctx.shared.now();
-    events.emit(Event::DispatchStart {
-        turn_id: turn_id.clone(),
-        dispatch_id: dispatch_id.clone(),
-        started_at,
-    });
+    // Unobserved lifecycle events are not built, and the clock is not read for them.
+    let observed = events.observes_lifecycle();
+    let dispatch_started = observed.then(|| ctx.shared.now());
+    if let Some((started_at, _)) = dispatch_started {
+        events.emit(Event::DispatchStart {
+            turn_id: turn_id.clone(),
+            dispatch_id: dispatch_id.clone(),
+            started_at,
+        });
+    }
 
     let mut completed_iterations = 0;
     // Counted as the events count them: every iteration that began, the ending one included.
@@ -109,12 +113,14 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
         ctx.iteration = completed_iterations;
-        let (iteration_started_at, iteration_started) = ctx.shared.now();
-        events.emit(Event::IterationStart {
-            dispatch_id: dispatch_id.clone(),
-            iteration: completed_iterations,
-            started_at: iteration_started_at,
-        });
+        let iteration_started = observed.then(|| ctx.shared.now());
+        if let Some((started_at, _)) = iteration_started {
+            events.emit(Event::IterationStart {
+                dispatch_id: dispatch_id.clone(),
+                iteration: completed_iterations,
+                started_at,
+            });
+        }
         started_iterations += 1;
 
         let input = plan.input.run(&mut ctx).await;
@@ -165,14 +171,16 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         } else {
             ctx.flush_into(turn);
         }
-        let (ended_at, ended) = ctx.shared.now();
-        events.emit(Event::IterationEnd {
-            dispatch_id: dispatch_id.clone(),
-            iteration: completed_iterations,
-            started_at: iteration_started_at,
-            ended_at,
-            duration: ended.duration_since(iteration_started),
-        });
+        if let Some((started_at, started)) = iteration_started {
+            let (ended_at, ended) = ctx.shared.now();
+            events.emit(Event::IterationEnd {
+                dispatch_id: dispatch_id.clone(),
+                iteration: completed_iterations,
+                started_at,
+                ended_at,
+                duration: ended.duration_since(started),
+            });
+        }
         completed_iterations += 1;
     }
     if dispatch_error.is_some() {
@@ -191,19 +199,21 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         DispatchStatus::Aborted
     };
     let error = dispatch_error.or(nack_error);
-    let (ended_at, ended) = ctx.shared.now();
-    events.emit(Event::DispatchEnd {
-        turn_id,
-        dispatch_id,
-        status,
-        error: error.clone(),
-        iterations: started_iterations,
-        started_at,
-        ended_at,
-        duration: ended.duration_since(started),
-    });
+    if let Some((started_at, started)) = dispatch_started {
+        let (ended_at, ended) = ctx.shared.now();
+        events.emit(Event::DispatchEnd {
+            turn_id,
+            dispatch_id,
+            status,
+            error: error.clone(),
+            iterations: started_iterations,
+            started_at,
+            ended_at,
+            duration: ended.duration_since(started),
+        });
+    }
     let abort_reason = if status == DispatchStatus::Aborted {
-        ctx.abort.reason()
+        ctx.abort_reason()
     } else {
         None
     };

@@ -257,6 +257,15 @@ impl EventSink {
         Self { listeners }
     }
 
+    /// Whether a lifecycle event (turn, dispatch and iteration start and end, mirrored to
+    /// `tracing` at debug level) would reach anyone: a listener, or a `tracing` subscriber
+    /// that takes `adk::events` at debug level. When not, the runner skips reading the clock and
+    /// building those events.
+    pub(crate) fn observes_lifecycle(&self) -> bool {
+        !self.listeners.is_empty()
+            || tracing::enabled!(target: "adk::events", tracing::Level::DEBUG)
+    }
+
     /// Delivers `event` to every listener, in registration order, then to `tracing`.
     ///
     /// A panicking listener is contained: the remaining listeners still receive the event and

@@ -371,4 +371,55 @@ mod tests {
         assert_eq!(slots.len(), 1);
         assert_eq!(std::mem::size_of::<Next<'_, TurnContext>>(), 24);
     }
+
+    #[crate::middleware(pipeline = turn_input)]
+    async fn waits_forever(
+        ctx: &mut TurnContext,
+        next: Next<'_, TurnContext>,
+    ) -> Result<(), BoxError> {
+        std::future::pending::<()>().await;
+        let _ = next.run(ctx).await;
+        Ok(())
+    }
+
+    fn bare_turn() -> TurnContext {
+        TurnContext::new(
+            RawTurnContext::new("c", "p"),
+            crate::storage::SharedStorage::new(crate::storage::NoopStorage::new()),
+            crate::primitives::ToolRegistry::new(),
+        )
+        .unwrap()
+    }
+
+    /// A middleware that polls `next.run(ctx)` and then forgets it leaves a pinned future in
+    /// the next middleware's slot: the walk must not free or reuse that memory. It leaks those
+    /// slots, reports the short-circuit, and later walks run as usual.
+    #[test]
+    fn a_forgotten_next_future_leaks_its_slots_and_later_walks_still_run() {
+        use std::future::Future;
+
+        let mut stack: Stack<TurnInput> = Stack::new();
+        stack.push(crate::pipeline::from_fn(|ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                let mut rest = Box::pin(next.run(ctx));
+                let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+                assert!(rest.as_mut().poll(&mut context).is_pending());
+                std::mem::forget(rest);
+                Ok::<(), BoxError>(())
+            })
+        }));
+        stack.push(waits_forever);
+        let mut ctx = bare_turn();
+        let run = stack.run(&mut ctx).now_or_never().unwrap();
+        assert_eq!(run.outcome, Downstream::ShortCircuited);
+        assert_eq!(run.short_circuited_by.map(|by| by.position), Some(0));
+
+        let mut passing: Stack<TurnInput> = Stack::new();
+        for _ in 0..3 {
+            passing.push(pass);
+        }
+        let mut ctx = bare_turn();
+        let run = passing.run(&mut ctx).now_or_never().unwrap();
+        assert_eq!(run.outcome, Downstream::Completed);
+    }
 }

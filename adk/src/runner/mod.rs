@@ -145,10 +145,14 @@ impl TurnRunner {
         let parts = &*self.parts;
         let shared = Arc::clone(&ctx.shared);
         let (started_at, started) = shared.began();
-        shared.events.emit(Event::TurnStart {
-            turn_id: ctx.turn_id().clone(),
-            started_at,
-        });
+        // Nobody observing: no clock read, no event built (a few hundred instructions a turn).
+        let observed = shared.events.observes_lifecycle();
+        if observed {
+            shared.events.emit(Event::TurnStart {
+                turn_id: ctx.turn_id().clone(),
+                started_at,
+            });
+        }
 
         let dispatch = async {
             if !self.load_state(ctx).await {
@@ -217,13 +221,15 @@ impl TurnRunner {
         }
         .await;
 
-        let (ended_at, ended) = shared.now();
-        shared.events.emit(Event::TurnEnd {
-            turn_id: ctx.turn_id().clone(),
-            started_at,
-            ended_at,
-            duration: ended.duration_since(started),
-        });
+        if observed {
+            let (ended_at, ended) = shared.now();
+            shared.events.emit(Event::TurnEnd {
+                turn_id: ctx.turn_id().clone(),
+                started_at,
+                ended_at,
+                duration: ended.duration_since(started),
+            });
+        }
         dispatch
     }
 
