@@ -1,6 +1,6 @@
 //! The dispatch context: what the executor and dispatch middleware see, and its signals.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use crate::Registry;
 use crate::events::{ErrorCode, TurnError};
@@ -99,7 +99,9 @@ pub struct DispatchContext {
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
     state: State,
-    id: Arc<str>,
+    /// `{turn_id}/dispatch`, made on first use: events and executors ask for it, a mocked
+    /// turn with nobody observing never does.
+    id: OnceLock<Arc<str>>,
     pub(crate) iteration: u32,
     pub(crate) signal: Signal,
     /// Made by the first `on_ack`: most dispatches register no handler.
@@ -118,7 +120,7 @@ impl std::fmt::Debug for DispatchContext {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("DispatchContext")
-            .field("id", &self.id)
+            .field("id", &self.id.get())
             .field("turn_id", self.turn_id())
             .field("iteration", &self.iteration)
             .field("signal", &self.signal)
@@ -146,7 +148,7 @@ impl DispatchContext {
             system_prompt: turn.system_prompt().clone(),
             state: turn.state.with_journal(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
-            id: dispatch_id_of(turn.turn_id().as_str()),
+            id: OnceLock::new(),
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: None,
@@ -161,7 +163,7 @@ impl DispatchContext {
 
     /// The dispatch's id (`{turn_id}/dispatch`: a turn has one dispatch).
     pub fn dispatch_id(&self) -> &str {
-        &self.id
+        self.made_id()
     }
 
     /// The dispatch's id.
@@ -174,7 +176,12 @@ impl DispatchContext {
     }
 
     pub(crate) fn shared_id(&self) -> Arc<str> {
-        Arc::clone(&self.id)
+        Arc::clone(self.made_id())
+    }
+
+    fn made_id(&self) -> &Arc<str> {
+        self.id
+            .get_or_init(|| dispatch_id_of(self.shared.turn_id().as_str()))
     }
 
     /// The id of the turn this dispatch belongs to.
@@ -247,7 +254,7 @@ impl DispatchContext {
         // `bindContext`); pruned before any handler runs, so handlers see the pruned registry.
         let pruned = self.tools.prune_ephemeral();
         if !pruned.is_empty() {
-            tracing::trace!(dispatch_id = %self.id, pruned = pruned.len(), "ephemeral tools pruned on ack");
+            tracing::trace!(dispatch_id = %self.dispatch_id(), pruned = pruned.len(), "ephemeral tools pruned on ack");
         }
         let handlers = match &self.ack_handlers {
             Some(registered) => std::mem::take(
@@ -261,7 +268,7 @@ impl DispatchContext {
         for (_, handler) in handlers {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(self)));
             if ran.is_err() {
-                tracing::error!(dispatch_id = %self.id, "an on_ack handler panicked");
+                tracing::error!(dispatch_id = %self.dispatch_id(), "an on_ack handler panicked");
             }
         }
         Ok(())

@@ -65,12 +65,11 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     // whole each time it moves (into a span, into the caller's future).
     let mut ctx = Box::new(DispatchContext::seeded_from(turn));
     let events = ctx.shared.events.clone();
-    let turn_id = turn.turn_id().clone();
-    let dispatch_id = ctx.shared_id();
-    // Unobserved lifecycle events are not built, and the clock is not read for them.
-    let observed = events.observes_lifecycle();
-    let dispatch_started = observed.then(|| ctx.shared.now());
-    if let Some((started_at, _)) = dispatch_started {
+    // Unobserved lifecycle events are not built, and neither the clock nor the ids are read for
+    // them (the dispatch id is made on first use).
+    let observed = events.then_observed(|| (turn.turn_id().clone(), ctx.shared_id()));
+    let dispatch_started = observed.as_ref().map(|_| ctx.shared.now());
+    if let (Some((turn_id, dispatch_id)), Some((started_at, _))) = (&observed, dispatch_started) {
         events.emit(Event::DispatchStart {
             turn_id: turn_id.clone(),
             dispatch_id: dispatch_id.clone(),
@@ -113,8 +112,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
         ctx.iteration = completed_iterations;
-        let iteration_started = observed.then(|| ctx.shared.now());
-        if let Some((started_at, _)) = iteration_started {
+        let iteration_started = observed.as_ref().map(|_| ctx.shared.now());
+        if let (Some((_, dispatch_id)), Some((started_at, _))) = (&observed, iteration_started) {
             events.emit(Event::IterationStart {
                 dispatch_id: dispatch_id.clone(),
                 iteration: completed_iterations,
@@ -171,7 +170,9 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         } else {
             ctx.flush_into(turn);
         }
-        if let Some((started_at, started)) = iteration_started {
+        if let (Some((_, dispatch_id)), Some((started_at, started))) =
+            (&observed, iteration_started)
+        {
             let (ended_at, ended) = ctx.shared.now();
             events.emit(Event::IterationEnd {
                 dispatch_id: dispatch_id.clone(),
@@ -199,7 +200,9 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         DispatchStatus::Aborted
     };
     let error = dispatch_error.or(nack_error);
-    if let Some((started_at, started)) = dispatch_started {
+    if let (Some((turn_id, dispatch_id)), Some((started_at, started))) =
+        (observed, dispatch_started)
+    {
         let (ended_at, ended) = ctx.shared.now();
         events.emit(Event::DispatchEnd {
             turn_id,

@@ -266,6 +266,11 @@ impl EventSink {
             || tracing::enabled!(target: "adk::events", tracing::Level::DEBUG)
     }
 
+    /// `make()` when lifecycle events are observed (see `observes_lifecycle`), else `None`.
+    pub(crate) fn then_observed<T>(&self, make: impl FnOnce() -> T) -> Option<T> {
+        self.observes_lifecycle().then(make)
+    }
+
     /// Delivers `event` to every listener, in registration order, then to `tracing`.
     ///
     /// A panicking listener is contained: the remaining listeners still receive the event and

@@ -29,6 +29,19 @@ use crate::state::{
 };
 use crate::storage::SharedStorage;
 
+/// `$future.instrument($span).await`, or `$future.await` when no subscriber wants the span: the
+/// wrapper would check the span on every poll and copy the future once more, for nothing.
+macro_rules! in_span {
+    ($future:expr, $span:expr) => {{
+        let span = $span;
+        if span.is_disabled() {
+            $future.await
+        } else {
+            $future.instrument(span).await
+        }
+    }};
+}
+
 pub(crate) struct RunnerParts {
     pub(crate) storage: SharedStorage,
     pub(crate) executor: Arc<dyn Executor>,
@@ -121,7 +134,7 @@ impl TurnRunner {
             events,
         )?);
         let span = tracing::info_span!("adk.turn", turn_id = %ctx.turn_id());
-        let report = self.walk(&mut ctx).instrument(span).await;
+        let report = in_span!(self.walk(&mut ctx), span);
         let status = if let Some(error) = ctx.shared.first_error() {
             TurnStatus::Failed(error)
         } else if let Some(reason) = ctx.abort_reason() {
@@ -168,14 +181,10 @@ impl TurnRunner {
                 );
                 return None;
             }
-            let input = parts
-                .turn_input
-                .run(ctx)
-                .instrument(tracing::debug_span!(
-                    "adk.pipeline",
-                    pipeline = "turn_input"
-                ))
-                .await;
+            let input = in_span!(
+                parts.turn_input.run(ctx),
+                tracing::debug_span!("adk.pipeline", pipeline = "turn_input")
+            );
             if !self.pipeline_went_through(ctx, input, "turn_input") {
                 return None;
             }
@@ -184,17 +193,16 @@ impl TurnRunner {
             // The messages before the dispatch, shared rather than copied: what the output key
             // must not pick up. Constant time however long the history.
             let before_dispatch = ctx.messages.share();
-            let mut report = run_dispatch(
-                ctx,
-                DispatchPlan {
-                    input: &parts.dispatch_input,
-                    output: &parts.dispatch_output,
-                    executor: parts.executor.as_ref(),
-                    max_iterations: parts.max_iterations,
-                },
-            )
-            .instrument(tracing::debug_span!("adk.dispatch"))
-            .await;
+            let plan = DispatchPlan {
+                input: &parts.dispatch_input,
+                output: &parts.dispatch_output,
+                executor: parts.executor.as_ref(),
+                max_iterations: parts.max_iterations,
+            };
+            let mut report = in_span!(
+                run_dispatch(ctx, plan),
+                tracing::debug_span!("adk.dispatch")
+            );
             if let Some(error) = report.error.clone() {
                 shared.report_error(error);
             }
@@ -205,14 +213,10 @@ impl TurnRunner {
                 return Some(report);
             }
 
-            let output = parts
-                .turn_output
-                .run(ctx)
-                .instrument(tracing::debug_span!(
-                    "adk.pipeline",
-                    pipeline = "turn_output"
-                ))
-                .await;
+            let output = in_span!(
+                parts.turn_output.run(ctx),
+                tracing::debug_span!("adk.pipeline", pipeline = "turn_output")
+            );
             if self.pipeline_went_through(ctx, output, "turn_output") {
                 self.save_output(ctx, &before_dispatch);
                 self.commit_state(ctx).await;
