@@ -1037,6 +1037,29 @@ async fn a_pre_cancelled_token_emits_only_turn_start_and_turn_end_and_runs_nothi
 }
 
 #[tokio::test]
+async fn the_returned_context_sees_the_callers_token_cancelled_after_the_turn() {
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let token = CancellationToken::new();
+    let outcome = run(&runner, raw().cancellation(token.clone())).await;
+    assert!(outcome.is_completed());
+    assert!(!outcome.context.is_aborted());
+
+    // The runner only watches the token while it walks the turn; afterwards the context reads
+    // the token itself.
+    token.cancel();
+    assert!(outcome.context.is_aborted());
+    assert_eq!(outcome.context.abort_reason(), Some(AbortReason::Cancelled));
+}
+
+#[tokio::test]
 async fn cancelling_the_callers_token_from_middleware_skips_the_remaining_middleware() {
     let token = CancellationToken::new();
     let callers = token.clone();

@@ -5,7 +5,14 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use tokio_util::sync::CancellationToken;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Waker;
+
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use super::turn::TurnShared;
 
 /// Why a turn or dispatch was aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,9 +78,15 @@ impl Aborted {
 /// then nobody can cancel it but `abort`, which raises the flag, so its context checks the
 /// turn's token instead. Making a token and registering it with its parent costs two
 /// allocations and three locks per turn.
+///
+/// Reading a token takes its lock. While the runner walks a turn it watches the turn's token
+/// (see [`watch_turn`]): a waker registered on it raises a flag when it is cancelled, so the
+/// check before every middleware reads atomics and locks the token only once the flag is up.
 #[derive(Debug)]
 pub(crate) struct AbortState {
     aborted: AtomicBool,
+    /// Whether a registration made by [`watch_turn`] reports this token's cancellation.
+    watched: AtomicBool,
     reason: Mutex<Option<AbortReason>>,
     token: OnceLock<CancellationToken>,
 }
@@ -86,6 +99,7 @@ impl AbortState {
             .map_or_else(CancellationToken::new, CancellationToken::child_token);
         Self {
             aborted: AtomicBool::new(false),
+            watched: AtomicBool::new(false),
             reason: Mutex::new(None),
             token: OnceLock::from(token),
         }
@@ -97,6 +111,7 @@ impl AbortState {
     pub(crate) fn for_dispatch() -> Self {
         Self {
             aborted: AtomicBool::new(false),
+            watched: AtomicBool::new(false),
             reason: Mutex::new(None),
             token: OnceLock::new(),
         }
@@ -131,6 +146,17 @@ impl AbortState {
                 .is_some_and(CancellationToken::is_cancelled)
     }
 
+    /// `is_aborted`, locking the token only when it may have been cancelled: when it is not
+    /// watched, or `fired` (the flag its watcher raises) is up.
+    pub(crate) fn is_aborted_given(&self, fired: &AtomicBool) -> bool {
+        self.aborted.load(Ordering::Acquire)
+            || ((!self.watched.load(Ordering::Acquire) || fired.load(Ordering::Acquire))
+                && self
+                    .token
+                    .get()
+                    .is_some_and(CancellationToken::is_cancelled))
+    }
+
     /// Whether this state's token was made (a turn's always is).
     pub(crate) fn has_token(&self) -> bool {
         self.token.get().is_some()
@@ -160,5 +186,38 @@ impl AbortState {
             token.cancel();
         }
         token
+    }
+}
+
+/// Registers a waker on the turn's token through `registration` (its `cancelled()` future,
+/// pinned where it stays until the turn's walk ends), so that cancelling the token raises
+/// `shared.token_fired`, and marks the turn's state watched until the returned guard drops.
+/// Declare the guard after the registration, so it is dropped first.
+pub(crate) fn watch_turn<'a>(
+    shared: &'a Arc<TurnShared>,
+    registration: Pin<&mut WaitForCancellationFuture<'_>>,
+) -> Watched<'a> {
+    let waker = Waker::from(Arc::clone(shared));
+    if registration
+        .poll(&mut std::task::Context::from_waker(&waker))
+        .is_ready()
+    {
+        shared.token_fired.store(true, Ordering::Release);
+    }
+    shared.abort.watched.store(true, Ordering::Release);
+    Watched {
+        state: &shared.abort,
+    }
+}
+
+/// Clears the watched mark of the turn's state when dropped; see [`watch_turn`].
+#[must_use = "the turn stops being watched when this is dropped"]
+pub(crate) struct Watched<'a> {
+    state: &'a AbortState,
+}
+
+impl Drop for Watched<'_> {
+    fn drop(&mut self) {
+        self.state.watched.store(false, Ordering::Release);
     }
 }

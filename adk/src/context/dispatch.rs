@@ -356,24 +356,21 @@ impl DispatchContext {
         } else {
             // No token of its own yet: nothing but `abort` (the flag) can have aborted the
             // dispatch itself, and the turn's check covers the rest.
-            self.abort.is_flagged() || self.shared.abort.is_aborted()
+            self.abort.is_flagged() || self.shared.is_aborted()
         }
     }
 
     /// Why the dispatch was aborted, once it was: its own reason, or `Cancelled` when the turn
     /// was aborted or cancelled under it.
     pub(crate) fn abort_reason(&self) -> Option<AbortReason> {
-        self.abort.reason().or_else(|| {
-            self.shared
-                .abort
-                .is_aborted()
-                .then_some(AbortReason::Cancelled)
-        })
+        self.abort
+            .reason()
+            .or_else(|| self.shared.is_aborted().then_some(AbortReason::Cancelled))
     }
 
     /// Whether the whole turn was aborted.
     pub fn is_turn_aborted(&self) -> bool {
-        self.shared.abort.is_aborted()
+        self.shared.is_aborted()
     }
 
     /// The dispatch's cancellation token: cancelled when the dispatch or the turn is aborted.

@@ -19,5 +19,6 @@ pub use turn::TurnContext;
 /// `tokio-util` so you need no extra dependency).
 pub use tokio_util::sync::CancellationToken;
 
+pub(crate) use abort::watch_turn;
 pub(crate) use dispatch::Signal;
 pub(crate) use storage_methods::auto_spool;

@@ -1,5 +1,6 @@
 //! The turn context and the state a turn shares with its dispatch.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime};
 
@@ -23,13 +24,32 @@ pub(crate) struct TurnShared {
     pub(crate) storage_context: StorageContext,
     pub(crate) events: EventSink,
     pub(crate) abort: AbortState,
+    /// Raised by the waker the runner registers on the turn's token when it is cancelled; see
+    /// `AbortState::is_aborted_given`.
+    pub(crate) token_fired: AtomicBool,
     first_error: Mutex<Option<TurnError>>,
     /// The wall clock and the monotonic clock read together once, when the turn began: every
     /// later timestamp is derived from one monotonic read instead of reading both clocks.
     clock_origin: (SystemTime, Instant),
 }
 
+/// The waker registered on the turn's token while the runner walks the turn.
+impl std::task::Wake for TurnShared {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.token_fired.store(true, Ordering::Release);
+    }
+}
+
 impl TurnShared {
+    /// Whether the turn was aborted or its token cancelled.
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.abort.is_aborted_given(&self.token_fired)
+    }
+
     pub(crate) fn turn_id(&self) -> &TurnId {
         self.storage_context.turn_id()
     }
@@ -202,6 +222,7 @@ impl TurnContext {
                 storage_context,
                 events,
                 abort,
+                token_fired: AtomicBool::new(false),
                 first_error: Mutex::new(None),
                 clock_origin: (SystemTime::now(), Instant::now()),
             }),
@@ -314,7 +335,7 @@ impl TurnContext {
 
     /// Whether the turn was aborted, by `abort` or by the caller's cancellation token.
     pub fn is_aborted(&self) -> bool {
-        self.shared.abort.is_aborted()
+        self.shared.is_aborted()
     }
 
     /// Why the turn was aborted, once it was.

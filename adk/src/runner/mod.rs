@@ -157,6 +157,10 @@ impl TurnRunner {
     async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchReport> {
         let parts = &*self.parts;
         let shared = Arc::clone(&ctx.shared);
+        // While the turn is walked, cancelling its token wakes a flag, so the abort check before
+        // every middleware reads atomics instead of locking the token.
+        let registration = std::pin::pin!(shared.abort.token().cancelled());
+        let _watched = crate::context::watch_turn(&shared, registration);
         let (started_at, started) = shared.began();
         // Nobody observing: no clock read, no event built (a few hundred instructions a turn).
         let observed = shared.events.observes_lifecycle();
