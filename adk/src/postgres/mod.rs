@@ -66,6 +66,7 @@ mod options;
 mod records;
 mod schema;
 mod scope;
+mod session;
 
 use deadpool_postgres::Pool;
 
@@ -77,6 +78,7 @@ use crate::storage::{StorageAdapter, StorageContext, StorageError};
 
 pub use error::PostgresError;
 pub use options::{DEFAULT_POOL_SIZE, PostgresOptions};
+pub use session::PostgresSessionStore;
 /// The driver, re-exported so that [`PostgresOptions::from_config`] can be given a
 /// `tokio_postgres::Config` without a second dependency to keep in step.
 pub use tokio_postgres;
@@ -167,14 +169,16 @@ impl PostgresStorage {
     /// ```
     pub async fn connect_with(options: PostgresOptions) -> Result<Self, StorageError> {
         let pool = options.build_pool()?;
-        schema::migrate(&pool, options.schema_name()).await?;
+        schema::migrate(&pool, options.schema_name())
+            .await
+            .map_err(StorageError::backend)?;
         Ok(Self { pool })
     }
 
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 1);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 2);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {
