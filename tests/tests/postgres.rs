@@ -575,11 +575,14 @@ async fn a_large_stream_reads_back_in_chunks_of_at_most_chunk_size() {
 // ---------------------------------------------------------------------------------------------
 // Several processes
 
-/// What one worker process printed: its acknowledged writes and its refused contested stores.
+/// What one worker process printed: its acknowledged writes, its refused contested stores, and
+/// the turns whose state commit landed or was refused as stale.
 #[derive(Default)]
 struct WorkerReport {
     acknowledged: Vec<String>,
     refused: Vec<String>,
+    state_committed: Vec<u64>,
+    state_refused: Vec<u64>,
 }
 
 fn read_report(lines: impl Iterator<Item = String>, report: &mut WorkerReport) {
@@ -588,6 +591,10 @@ fn read_report(lines: impl Iterator<Item = String>, report: &mut WorkerReport) {
             report.acknowledged.push(id.to_owned());
         } else if let Some(id) = line.strip_prefix("refused ") {
             report.refused.push(id.to_owned());
+        } else if let Some(turn) = line.strip_prefix("state-ack ") {
+            report.state_committed.push(turn.parse().unwrap());
+        } else if let Some(turn) = line.strip_prefix("state-stale ") {
+            report.state_refused.push(turn.parse().unwrap());
         }
     }
 }
@@ -658,6 +665,11 @@ async fn four_processes_sharing_conversations_with_one_killed_mid_turn_lose_and_
             (TURNS * 2) as usize,
             "worker {worker} did not account for every write of every turn"
         );
+        assert_eq!(
+            reports[worker].state_committed.len() + reports[worker].state_refused.len(),
+            TURNS as usize,
+            "worker {worker} did not account for every turn's state commit"
+        );
     }
 
     let storage = PostgresStorage::connect_with(options).await.unwrap();
@@ -711,12 +723,62 @@ async fn four_processes_sharing_conversations_with_one_killed_mid_turn_lose_and_
     assert_eq!(copies.get(&half), Some(&1));
     assert!(!reports[0].acknowledged.contains(&half));
 
-    // The database the four processes leave behind still meets the whole contract.
+    // No state update was lost silently: the shared counter counts exactly the commits that
+    // were acknowledged, and each worker's own counter in each conversation exactly its
+    // acknowledged commits there. A refused commit applied nothing, not even its uncontested
+    // key; and refusals happened, so the check was not won by luck.
+    let sessions = storage.session_store().await.unwrap();
+    let committed: usize = reports
+        .iter()
+        .map(|report| report.state_committed.len())
+        .sum();
+    let refused: usize = reports
+        .iter()
+        .map(|report| report.state_refused.len())
+        .sum();
+    let user = sessions
+        .user_state(&Default::default(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        user.get("turns"),
+        Some(&serde_json::json!(committed)),
+        "{committed} commits acknowledged, {refused} refused"
+    );
+    assert!(
+        refused > 0,
+        "no commit was ever stale: the workers did not contend"
+    );
+    for conversation in 0..CONVERSATIONS {
+        let key = SessionKey::new("default", "default", format!("shared-{conversation}"));
+        let state = sessions.get_session(&key).await.unwrap().unwrap().state;
+        for (worker, report) in reports.iter().enumerate() {
+            let landed = report
+                .state_committed
+                .iter()
+                .filter(|turn| **turn % CONVERSATIONS == conversation)
+                .count();
+            let stored = state
+                .get(&format!("w{worker}_turns"))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            assert_eq!(
+                stored, landed as u64,
+                "worker {worker}'s counter in conversation {conversation}"
+            );
+        }
+    }
+
+    // The database the four processes leave behind still meets both whole contracts.
     Conformance::new(storage)
         .persists_all(Primitive::ALL)
         .run()
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
+    let passed = state_conformance::check(&sessions)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert_eq!(passed, state_conformance::RULES);
 }
 
 // ---------------------------------------------------------------------------------------------
