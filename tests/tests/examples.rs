@@ -90,7 +90,7 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names_one() {
+async fn quickstart_keeps_its_conversation_and_state_in_postgresql_when_database_url_names_one() {
     use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
 
     let Some(url) = test_url() else {
@@ -98,11 +98,11 @@ async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names
     };
     // A schema of its own, created (and migrated) first, named in the URL as libpq allows.
     let schema = fresh_schema_name("quickstart");
-    let options = fresh_options("unused")
+    let postgres = fresh_options("unused")
         .expect("a test database")
         .schema(schema.as_str())
         .expect("a plain schema name");
-    adk::postgres::PostgresStorage::connect_with(options)
+    adk::postgres::PostgresStorage::connect_with(postgres.clone())
         .await
         .expect("the schema is created");
     let separator = if url.contains('?') { '&' } else { '?' };
@@ -129,6 +129,29 @@ async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names
         .expect("the second run");
     assert_eq!(second.len(), 16, "{second:#?}");
     assert_eq!(second[..8], FIRST_RUN);
+    // Session state is in PostgreSQL too: the `user:` count survived both runs, no SQLite file
+    // was made for it, and the `temp:` mark was never stored.
+    {
+        use adk::state::{SessionKey, SessionStore};
+        assert!(
+            !quickstart::database_path(&options).exists(),
+            "no SQLite file"
+        );
+        let sessions = adk::postgres::PostgresSessionStore::connect_with(postgres)
+            .await
+            .expect("the session tables");
+        let key = SessionKey::new("default", "default", quickstart::CONVERSATION);
+        let session = sessions
+            .get_session(&key)
+            .await
+            .expect("reads")
+            .expect("the session");
+        assert_eq!(
+            session.state.get("user:questions_asked"),
+            Some(&serde_json::json!(6))
+        );
+        assert!(!session.state.keys().any(|key| key.starts_with("temp:")));
+    }
 
     options.reset = true;
     let after_reset = quickstart::run(&options, model())
