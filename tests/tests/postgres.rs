@@ -25,7 +25,7 @@ use adk::primitives::{
 use adk::state::conformance as state_conformance;
 use adk::state::{
     MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, SessionKey, SessionStore,
-    SessionStoreError, State,
+    SessionStoreError, State, StateChange, StateWrite, TurnCommit,
 };
 use adk::storage::conformance::Conformance;
 use adk::storage::{Primitive, StorageAdapter, StorageContext, StorageError};
@@ -1130,4 +1130,78 @@ async fn counters_incremented_through_eight_pools_with_retries_lose_no_increment
         "{refused} refusals"
     );
     assert_eq!(state["user:count"], serde_json::json!(total));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_deletes_its_middleware_records_and_a_new_one_starts_without_them() {
+    let Some(sessions) = sessions_fresh("delete_records").await else {
+        return;
+    };
+    let key = SessionKey::new("shop", "ada", "s-1");
+    let record = |scope: RecordScope| {
+        MiddlewareStateWrite::Put(MiddlewareStateRecord {
+            scope,
+            key: "planner::PlanState<alloc::vec::Vec<planner::Step>>".repeat(8),
+            version: 3,
+            json: serde_json::json!({"steps": 2}),
+        })
+    };
+    let commit = TurnCommit {
+        user: vec![StateWrite {
+            name: "theme".into(),
+            change: StateChange::Set(serde_json::json!("dark")),
+            expected: None,
+        }],
+        middleware: vec![
+            record(RecordScope::Session),
+            record(RecordScope::Thread(ThreadId::default())),
+        ],
+        ..TurnCommit::default()
+    };
+    sessions.commit_turn(&key, commit).await.unwrap();
+    let loaded = sessions
+        .load_turn(&key, &ThreadId::default())
+        .await
+        .unwrap();
+    assert_eq!(loaded.middleware.len(), 2);
+
+    sessions.delete_session(&key).await.unwrap();
+    let loaded = sessions
+        .load_turn(&key, &ThreadId::default())
+        .await
+        .unwrap();
+    assert!(loaded.middleware.is_empty());
+    assert_eq!(
+        loaded.user["theme"], "dark",
+        "user state outlives the session"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_id_longer_than_adks_128_characters_is_refused_whole_by_the_commit() {
+    let Some(sessions) = sessions_fresh("long_id").await else {
+        return;
+    };
+    let key = SessionKey::new("shop", "ada", "s".repeat(129));
+    let mut turn = State::from_loaded(
+        sessions
+            .load_turn(&key, &ThreadId::default())
+            .await
+            .unwrap(),
+    );
+    turn.set_value("user:seen", serde_json::json!(true))
+        .unwrap();
+    let error = sessions
+        .commit_turn(&key, turn.to_commit(&ThreadId::default()))
+        .await
+        .unwrap_err();
+    let message = format!("{error}: {:?}", std::error::Error::source(&error));
+    assert!(message.contains("value too long"), "{message}");
+    assert!(
+        sessions
+            .user_state(&key.app, &key.user)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

@@ -69,7 +69,9 @@ CREATE TABLE adk_rs_blob_chunks (
 // have created them first, and then they are used as they are. A database holding ADK's legacy
 // tables (schema version 0, which has no `adk_internal_metadata`) is refused rather than
 // stamped as version 1. Middleware-state records live in `adk_rs_middleware_state`, which ADK
-// ignores; a session-scoped record has thread_id ''.
+// ignores; a session-scoped record has thread_id ''. Its session columns match ADK's
+// `VARCHAR(128)` for the foreign key; its own columns are unbounded (a record key is a type
+// name, which generics can make long).
 const ADK_SESSION_STATE: &str = "
 DO $$
 BEGIN
@@ -125,8 +127,8 @@ CREATE TABLE adk_rs_middleware_state (
     app_name VARCHAR(128) NOT NULL,
     user_id VARCHAR(128) NOT NULL,
     session_id VARCHAR(128) NOT NULL,
-    thread_id VARCHAR(128) NOT NULL,
-    record_key VARCHAR(256) NOT NULL,
+    thread_id TEXT NOT NULL,
+    record_key TEXT NOT NULL,
     version BIGINT NOT NULL,
     record JSONB NOT NULL,
     PRIMARY KEY (app_name, user_id, session_id, thread_id, record_key),
