@@ -701,6 +701,11 @@ impl SessionStore for PostgresSessionStore {
         from: &ThreadId,
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
+        if from == to {
+            // Replacing a thread's records with themselves: deleting the target first would
+            // lose them.
+            return Ok(());
+        }
         let operation = "copying a thread's middleware-state records";
         let mut client = self.client(operation).await?;
         let transaction = client.transaction().await.map_err(db(operation))?;
