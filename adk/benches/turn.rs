@@ -73,7 +73,6 @@ const PIPELINES: usize = 4;
 const DEEP: usize = 64;
 const WINDOW: usize = 20;
 const HISTORY_TURNS: [usize; 3] = [10, 1_000, 10_000];
-const SQLITE_ROW: &str = "sqlite/turn storing one message";
 
 #[middleware(pipeline = [turn_input, turn_output])]
 async fn pass_turn(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
@@ -249,40 +248,16 @@ fn raw() -> RawTurnContext {
     RawTurnContext::new("bench-conversation", "You are a benchmark.")
 }
 
-/// A turn on a SQLite file (WAL, the kit's default set-up) whose executor stores one message
-/// and acks: the sequential cost of a one-write turn.
-fn sqlite_runner(runtime: &tokio::runtime::Runtime) -> TurnRunner {
-    let folder = std::env::temp_dir().join(format!("adk-turn-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    let storage = runtime
-        .block_on(adk::sqlite::SqliteStorage::open(folder.join("bench.db")))
-        .expect("a SQLite file in the temp folder");
-    let written = Arc::new(AtomicUsize::new(0));
-    TurnRunner::builder()
-        .storage(storage)
-        .executor(executor_fn(move |ctx: &mut DispatchContext| {
-            let id = format!("reply-{}", written.fetch_add(1, Ordering::Relaxed));
-            Box::pin(async move {
-                ctx.store_message(Message::assistant(id, "done")?).await?;
-                ctx.ack()?;
-                Ok::<(), BoxError>(())
-            })
-        }))
-        .build()
-}
-
 /// Every row, by name, as a future factory over the shared set-up.
 struct Rows {
     mocked: [(usize, TurnRunner); 3],
     boxed: Vec<BoxedLayer>,
     histories: Vec<(usize, History, TurnRunner, TurnRunner)>,
-    sqlite: TurnRunner,
 }
 
 impl Rows {
-    fn new(runtime: &tokio::runtime::Runtime) -> Self {
+    fn new() -> Self {
         Self {
-            sqlite: sqlite_runner(runtime),
             mocked: [0, 1, DEEP / PIPELINES].map(|depth| (depth * PIPELINES, mocked_runner(depth))),
             boxed: boxed_chain(DEEP),
             histories: HISTORY_TURNS
@@ -306,7 +281,6 @@ impl Rows {
         names.push(format!("baseline/boxed async closures ({DEEP})"));
         names.push(format!("baseline/static chain ({DEEP})"));
         names.push("baseline/empty block_on".to_owned());
-        names.push(SQLITE_ROW.to_owned());
         for (turns, ..) in &self.histories {
             for how in ["window", "whole"] {
                 names.push(format!("history/{turns} turns, {how}: turn"));
@@ -335,9 +309,7 @@ impl Rows {
         if name.starts_with("baseline/empty") {
             return Row::Empty;
         }
-        if name == SQLITE_ROW {
-            return Row::Sqlite;
-        }
+
         for (index, (turns, ..)) in self.histories.iter().enumerate() {
             for (how, whole) in [("window", false), ("whole", true)] {
                 if name == format!("history/{turns} turns, {how}: turn") {
@@ -370,9 +342,7 @@ impl Rows {
             Row::Empty => {
                 black_box(0_u64);
             }
-            Row::Sqlite => {
-                let _ = black_box(self.sqlite.run(raw()).await);
-            }
+
             Row::HistoryTurn { index, whole } => {
                 let (_, _, window, whole_runner) = &self.histories[index];
                 let runner = if whole { whole_runner } else { window };
@@ -392,7 +362,6 @@ enum Row {
     Boxed,
     Static,
     Empty,
-    Sqlite,
     HistoryTurn { index: usize, whole: bool },
     HistoryLoad { index: usize, whole: bool },
 }
@@ -454,13 +423,6 @@ fn print_summary(rows: &Rows) {
         per_layer / boxed_layer,
         per_layer / static_layer.max(0.01)
     );
-    if let Some(sqlite) = get(SQLITE_ROW) {
-        println!(
-            "  SQLite, one message stored per turn: {sqlite:.0} ns a turn, {:.0} turns/s \
-             sequentially",
-            1e9 / sqlite
-        );
-    }
     println!("  history (runtime share = turn - load only; window = last {WINDOW} messages):");
     let mut shares = Vec::new();
     for (turns, ..) in &rows.histories {
@@ -501,8 +463,8 @@ fn print_summary(rows: &Rows) {
 }
 
 fn main() {
+    let rows = Rows::new();
     let runtime = runtime();
-    let rows = Rows::new(&runtime);
     if let Ok(row) = std::env::var("ADK_BENCH_ROW") {
         if row == "list" {
             for name in rows.names() {
