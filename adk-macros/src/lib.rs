@@ -9,6 +9,7 @@
 use proc_macro::TokenStream;
 
 mod middleware;
+mod middleware_state;
 mod stash_key;
 mod state_key;
 mod storage_adapter;
@@ -42,4 +43,10 @@ pub fn storage_adapter(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn middleware(arguments: TokenStream, item: TokenStream) -> TokenStream {
     middleware::expand(arguments.into(), item.into()).into()
+}
+
+/// Makes a struct typed middleware state; see `adk::middleware_state`.
+#[proc_macro_derive(MiddlewareState, attributes(middleware_state))]
+pub fn derive_middleware_state(input: TokenStream) -> TokenStream {
+    middleware_state::derive(input.into()).into()
 }

@@ -83,6 +83,15 @@ pub enum Conflict {
         /// The second declaration, as `(type, file:line)`.
         second: (&'static str, String),
     },
+    /// One key claimed by two types whose records must not mix (checked by [`check_distinct`]).
+    SharedKey {
+        /// The key both declare.
+        path: &'static str,
+        /// The first declaration, as `(type, file:line)`.
+        first: (&'static str, String),
+        /// The second declaration, as `(type, file:line)`.
+        second: (&'static str, String),
+    },
     /// A path and a path under it: setting the parent replaces the child's value.
     ParentAndChild {
         /// The parent path and its declaration's `file:line`.
@@ -104,6 +113,17 @@ impl fmt::Display for Conflict {
                 "`{path}` is declared as `{}` at {} and as `{}` at {}; a value written as one \
                  is read back as the other: give one of them another path, or declare the key \
                  once and share the constant",
+                first.0, first.1, second.0, second.1
+            ),
+            Self::SharedKey {
+                path,
+                first,
+                second,
+            } => write!(
+                formatter,
+                "`{path}` is the key of both `{}` (declared at {}) and `{}` (declared at {}); \
+                 their stored records would overwrite each other: give one of them its own key \
+                 with `#[middleware_state(key = \"...\")]`",
                 first.0, first.1, second.0, second.1
             ),
             Self::ParentAndChild { parent, child } => write!(
@@ -152,6 +172,36 @@ pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
             declaration.location(),
         )
     }));
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(Conflicts { kind, conflicts })
+    }
+}
+
+/// Checks that no key of `kind` is declared by two types. Unlike [`check`], keys are opaque
+/// names here: `a.b` and `a.b.c` do not conflict.
+pub fn check_distinct(kind: DeclarationKind) -> Result<(), Conflicts> {
+    let mut entries: Vec<_> = all(kind)
+        .map(|declaration| {
+            (
+                declaration.path,
+                (declaration.type_name)(),
+                declaration.location(),
+            )
+        })
+        .collect();
+    entries.sort();
+    entries.dedup_by(|later, earlier| later.0 == earlier.0 && later.1 == earlier.1);
+    let conflicts: Vec<Conflict> = entries
+        .windows(2)
+        .filter(|pair| pair[0].0 == pair[1].0)
+        .map(|pair| Conflict::SharedKey {
+            path: pair[0].0,
+            first: (pair[0].1, pair[0].2.clone()),
+            second: (pair[1].1, pair[1].2.clone()),
+        })
+        .collect();
     if conflicts.is_empty() {
         Ok(())
     } else {

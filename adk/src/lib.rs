@@ -30,6 +30,7 @@ pub mod events;
 pub mod gate;
 pub mod guide;
 pub mod ids;
+pub mod middleware_state;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
@@ -51,6 +52,7 @@ pub mod storage;
 #[doc(hidden)]
 pub mod __private {
     pub mod middleware;
+    pub mod middleware_state;
     pub mod stash;
     pub use inventory;
 }

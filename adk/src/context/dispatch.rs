@@ -81,7 +81,7 @@ pub struct DispatchContext {
     /// The tools the model may call in this dispatch (a copy: changes do not reach the turn).
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
-    state: State,
+    pub(crate) state: State,
     id: Arc<str>,
     pub(crate) iteration: u32,
     pub(crate) signal: Signal,
@@ -375,6 +375,7 @@ impl DispatchContext {
 }
 
 super::storage_methods::storage_methods!(DispatchContext);
+super::middleware_state_methods::middleware_state_methods!(DispatchContext);
 
 impl DispatchContext {
     /// Opens a gate and waits until it is answered, times out, or the dispatch (or the turn) is aborted; see

@@ -42,6 +42,8 @@ pub(crate) struct RunnerParts {
     pub(crate) max_iterations: u32,
     pub(crate) session_store: Option<SharedSessionStore>,
     pub(crate) output_key: Option<StateKey<String>>,
+    /// Keys of stored middleware state records of no known type, already reported.
+    pub(crate) reported_unknown: std::sync::Mutex<HashSet<String>>,
 }
 
 /// Runs turns. Cheap to clone (an `Arc` inside), `Send + Sync`: share one runner across tokio
@@ -241,6 +243,7 @@ impl TurnRunner {
         match store.load_turn(&key, storage.thread_id()).await {
             Ok(loaded) => {
                 ctx.state = State::from_loaded(loaded);
+                self.report_middleware_records(ctx);
                 true
             }
             Err(error) => {
@@ -252,6 +255,35 @@ impl TurnRunner {
                     .with_source(error),
                 );
                 false
+            }
+        }
+    }
+
+    /// Reports the middleware state records the load could not turn into typed state: every
+    /// mismatch, and each unknown key once per runner.
+    fn report_middleware_records(&self, ctx: &mut TurnContext) {
+        let (mismatches, unknown) = ctx.state.typed.take_reports();
+        let turn_id = ctx.turn_id().clone();
+        for mismatch in mismatches {
+            ctx.shared.events.emit(Event::MiddlewareStateMismatch {
+                turn_id: turn_id.clone(),
+                mismatch,
+            });
+        }
+        if unknown.is_empty() {
+            return;
+        }
+        let mut reported = self
+            .parts
+            .reported_unknown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for record in unknown {
+            if reported.insert(record.key.clone()) {
+                ctx.shared.events.emit(Event::MiddlewareStateUnknown {
+                    turn_id: turn_id.clone(),
+                    record,
+                });
             }
         }
     }
@@ -285,7 +317,20 @@ impl TurnRunner {
             return;
         }
         let storage = ctx.storage_context();
-        let commit = ctx.state.to_commit(storage.thread_id());
+        let mut commit = ctx.state.to_commit(storage.thread_id());
+        match ctx.state.typed.writes(storage.thread_id()) {
+            Ok(writes) => commit.middleware.extend(writes),
+            Err(error) => {
+                ctx.shared.report_error(
+                    TurnError::new(
+                        ErrorCode::MiddlewareStateSaveFailed,
+                        format!("the turn's state was not committed: {error}"),
+                    )
+                    .with_source(error),
+                );
+                return;
+            }
+        }
         if commit.is_empty() {
             return;
         }

@@ -10,6 +10,7 @@ use super::records::{MiddlewareStateRecord, MiddlewareStateWrite};
 use super::store::{LoadedTurn, StateWrite, TurnCommit};
 use super::{Scope, StateError, StateKey, StateValue};
 use crate::ids::ThreadId;
+use crate::middleware_state::MiddlewareStates;
 
 /// One recorded change to a key: a new value (JSON `null` included) or a deletion.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +56,8 @@ pub struct State {
     journal: Option<Vec<(String, StateChange)>>,
     middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
     middleware_writes: Vec<MiddlewareStateWrite>,
+    /// Typed middleware state, decoded from `middleware_loaded`; empty (and free) when unused.
+    pub(crate) typed: MiddlewareStates,
 }
 
 impl State {
@@ -74,9 +77,15 @@ impl State {
         for (name, value) in loaded.app {
             merged.insert(Scope::App.key(&name), value);
         }
+        let typed = if loaded.middleware.is_empty() {
+            MiddlewareStates::default()
+        } else {
+            MiddlewareStates::from_records(&loaded.middleware)
+        };
         Self {
             loaded: Arc::new(merged),
             middleware_loaded: Arc::new(loaded.middleware),
+            typed,
             ..Self::default()
         }
     }
@@ -198,7 +207,7 @@ impl State {
     /// Whether the turn changed anything (state or middleware-state records).
     #[must_use]
     pub fn has_delta(&self) -> bool {
-        !self.changes.is_empty() || !self.middleware_writes.is_empty()
+        !self.changes.is_empty() || !self.middleware_writes.is_empty() || self.typed.has_changes()
     }
 
     /// The middleware-state records the session store loaded for this turn: the session's and
@@ -206,6 +215,17 @@ impl State {
     #[must_use]
     pub fn middleware_records(&self) -> &[MiddlewareStateRecord] {
         &self.middleware_loaded
+    }
+
+    /// The turn's typed middleware state (see [`crate::middleware_state`]).
+    #[must_use]
+    pub fn middleware_states(&self) -> &MiddlewareStates {
+        &self.typed
+    }
+
+    /// The turn's typed middleware state, to write.
+    pub fn middleware_states_mut(&mut self) -> &mut MiddlewareStates {
+        &mut self.typed
     }
 
     /// Queues a middleware-state record write (or deletion) for the turn's commit.
@@ -225,6 +245,7 @@ impl State {
     pub(crate) fn with_journal(&self) -> Self {
         Self {
             journal: Some(Vec::new()),
+            typed: self.typed.with_journal(),
             ..self.clone()
         }
     }
@@ -236,6 +257,7 @@ impl State {
                 turn.changes.insert(key, change);
             }
         }
+        self.typed.flush_journal_into(&mut turn.typed);
     }
 
     /// Drops the journaled changes: the turn never sees them.
@@ -243,6 +265,7 @@ impl State {
         if let Some(journal) = &mut self.journal {
             journal.clear();
         }
+        self.typed.discard_journal();
     }
 
     /// The commit for this turn: persistent changes split by scope, each with the value the turn
