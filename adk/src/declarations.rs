@@ -182,18 +182,29 @@ pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
 /// Checks that no key of `kind` is declared by two types. Unlike [`check`], keys are opaque
 /// names here: `a.b` and `a.b.c` do not conflict.
 pub fn check_distinct(kind: DeclarationKind) -> Result<(), Conflicts> {
-    let mut entries: Vec<_> = all(kind)
-        .map(|declaration| {
-            (
-                declaration.path,
-                (declaration.type_name)(),
-                declaration.location(),
-            )
-        })
-        .collect();
+    let conflicts = shared_keys_among(all(kind).map(|declaration| {
+        (
+            declaration.path,
+            (declaration.type_name)(),
+            declaration.location(),
+        )
+    }));
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(Conflicts { kind, conflicts })
+    }
+}
+
+/// The keys declared by two types among `(key, type, location)` entries, sorted so a report is
+/// the same whatever order the linker gave.
+fn shared_keys_among(
+    entries: impl IntoIterator<Item = (&'static str, &'static str, String)>,
+) -> Vec<Conflict> {
+    let mut entries: Vec<_> = entries.into_iter().collect();
     entries.sort();
     entries.dedup_by(|later, earlier| later.0 == earlier.0 && later.1 == earlier.1);
-    let conflicts: Vec<Conflict> = entries
+    entries
         .windows(2)
         .filter(|pair| pair[0].0 == pair[1].0)
         .map(|pair| Conflict::SharedKey {
@@ -201,12 +212,7 @@ pub fn check_distinct(kind: DeclarationKind) -> Result<(), Conflicts> {
             first: (pair[0].1, pair[0].2.clone()),
             second: (pair[1].1, pair[1].2.clone()),
         })
-        .collect();
-    if conflicts.is_empty() {
-        Ok(())
-    } else {
-        Err(Conflicts { kind, conflicts })
-    }
+        .collect()
 }
 
 /// The conflicts among `(path, type, location)` entries. Sorted by path first, so a report is
@@ -261,6 +267,25 @@ mod tests {
         line: u32,
     ) -> (&'static str, &'static str, String) {
         (path, ty, format!("src/lib.rs:{line}"))
+    }
+
+    #[test]
+    fn a_middleware_state_key_of_two_types_is_reported_naming_both_types() {
+        let found = shared_keys_among([
+            entry("acme.plan", "app::Plan", 4),
+            entry("acme.plan", "app::OldPlan", 12),
+            entry("acme.plan.steps", "app::Steps", 20),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let text = found[0].to_string();
+        for fragment in [
+            "`acme.plan`",
+            "`app::OldPlan` (declared at src/lib.rs:12)",
+            "`app::Plan` (declared at src/lib.rs:4)",
+            "#[middleware_state(key = ",
+        ] {
+            assert!(text.contains(fragment), "{text}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ macro_rules! middleware_state_methods {
             /// #     Default::default(),
             /// # ).unwrap();
             /// assert!(ctx.middleware_state::<Breaker>().is_none());
-            /// ctx.update_middleware_state::<Breaker, _>(|breaker| breaker.failures += 1)?;
+            /// ctx.update_middleware_state::<Breaker>(|breaker| breaker.failures += 1)?;
             /// assert_eq!(ctx.middleware_state::<Breaker>().unwrap().failures, 1);
             /// # Ok::<(), adk::middleware_state::MiddlewareStateError>(())
             /// ```
@@ -38,11 +38,11 @@ macro_rules! middleware_state_methods {
             ///
             /// [`MiddlewareStateError::Unreadable`](crate::middleware_state::MiddlewareStateError::Unreadable)
             /// when the turn loaded a record of `T` it could not read.
-            pub fn update_middleware_state<T: crate::middleware_state::MiddlewareState, R>(
+            pub fn update_middleware_state<T: crate::middleware_state::MiddlewareState>(
                 &mut self,
-                change: impl FnOnce(&mut T) -> R,
-            ) -> Result<R, crate::middleware_state::MiddlewareStateError> {
-                self.state.typed.update::<T, R>(change)
+                change: impl FnOnce(&mut T),
+            ) -> Result<(), crate::middleware_state::MiddlewareStateError> {
+                self.state.typed.update::<T>(change)
             }
 
             /// Changes the middleware state of type `T` through a change that may fail: on
@@ -53,15 +53,34 @@ macro_rules! middleware_state_methods {
             ///
             /// `change`'s error, or the state's
             /// [`MiddlewareStateError`](crate::middleware_state::MiddlewareStateError) as `E`.
+            ///
+            /// ```
+            /// # use adk::middleware_state::MiddlewareState;
+            /// #[derive(MiddlewareState, Default, Clone)]
+            /// struct Budget { spent: u32 }
+            /// # let mut ctx = adk::TurnContext::new(
+            /// #     adk::context::RawTurnContext::new("c", "p"),
+            /// #     adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()),
+            /// #     Default::default(),
+            /// # ).unwrap();
+            /// let refused = ctx.try_update_middleware_state(|budget: &mut Budget| {
+            ///     budget.spent += 500;
+            ///     if budget.spent > 100 {
+            ///         return Err(adk::pipeline::BoxError::from("over budget"));
+            ///     }
+            ///     Ok(())
+            /// });
+            /// assert!(refused.is_err());
+            /// assert!(ctx.middleware_state::<Budget>().is_none()); // unchanged: still unset
+            /// ```
             pub fn try_update_middleware_state<
                 T: crate::middleware_state::MiddlewareState,
-                R,
                 E: From<crate::middleware_state::MiddlewareStateError>,
             >(
                 &mut self,
-                change: impl FnOnce(&mut T) -> Result<R, E>,
-            ) -> Result<R, E> {
-                self.state.typed.try_update::<T, R, E>(change)
+                change: impl FnOnce(&mut T) -> Result<(), E>,
+            ) -> Result<(), E> {
+                self.state.typed.try_update::<T, E>(change)
             }
 
             /// Every middleware state of the turn, to read several at once under one borrow.

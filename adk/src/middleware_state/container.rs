@@ -87,8 +87,8 @@ enum Slot {
 /// struct Limit { max: u32 }
 ///
 /// let mut states = MiddlewareStates::default();
-/// states.update::<Limit, _>(|limit| limit.max = 3)?;
-/// states.update::<Failures, _>(|failures| failures.count += 1)?;
+/// states.update::<Limit>(|limit| limit.max = 3)?;
+/// states.update::<Failures>(|failures| failures.count += 1)?;
 /// // Two states read together, under one borrow.
 /// let (failures, limit) = (states.get::<Failures>(), states.get::<Limit>());
 /// assert!(failures.map_or(0, |f| f.count) < limit.map_or(0, |l| l.max));
@@ -178,19 +178,19 @@ impl MiddlewareStates {
         }
     }
 
-    /// Changes the state of type `T` in place, starting from `T::default()` when it is unset,
-    /// and returns what `change` returns. The change is visible at once.
+    /// Changes the state of type `T` in place, starting from `T::default()` when it is unset.
+    /// The change is visible at once.
     ///
     /// # Errors
     ///
     /// [`MiddlewareStateError::Unreadable`] when the turn loaded a record of `T` it could not
     /// read (reported when the turn started): writing would replace it. Nothing changed.
-    pub fn update<T: MiddlewareState, R>(
+    pub fn update<T: MiddlewareState>(
         &mut self,
-        change: impl FnOnce(&mut T) -> R,
-    ) -> Result<R, MiddlewareStateError> {
-        let state = self.slot_mut::<T>()?;
-        Ok(change(state))
+        change: impl FnOnce(&mut T),
+    ) -> Result<(), MiddlewareStateError> {
+        change(self.slot_mut::<T>()?);
+        Ok(())
     }
 
     /// Like [`update`](Self::update), for a change that may fail: `change` works on a copy, which
@@ -200,10 +200,10 @@ impl MiddlewareStates {
     /// # Errors
     ///
     /// `change`'s error, or [`MiddlewareStateError::Unreadable`] converted into `E`.
-    pub fn try_update<T: MiddlewareState, R, E: From<MiddlewareStateError>>(
+    pub fn try_update<T: MiddlewareState, E: From<MiddlewareStateError>>(
         &mut self,
-        change: impl FnOnce(&mut T) -> Result<R, E>,
-    ) -> Result<R, E> {
+        change: impl FnOnce(&mut T) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut copy = match self.slots.get(&TypeId::of::<T>()) {
             Some(Slot::Unreadable(mismatch)) => {
                 return Err(
@@ -216,7 +216,7 @@ impl MiddlewareStates {
             },
             None => T::__default(),
         };
-        let result = change(&mut copy)?;
+        change(&mut copy)?;
         self.slots.insert(
             TypeId::of::<T>(),
             Slot::Value {
@@ -225,7 +225,7 @@ impl MiddlewareStates {
             },
         );
         self.journal(TypeId::of::<T>());
-        Ok(result)
+        Ok(())
     }
 
     fn slot_mut<T: MiddlewareState>(&mut self) -> Result<&mut T, MiddlewareStateError> {

@@ -22,7 +22,7 @@
 //!
 //! let mut states = MiddlewareStates::default();
 //! assert!(states.get::<Breaker>().is_none()); // unset until written
-//! states.update::<Breaker, _>(|breaker| breaker.failures += 1)?;
+//! states.update::<Breaker>(|breaker| breaker.failures += 1)?;
 //! assert_eq!(states.get::<Breaker>().map(|breaker| breaker.failures), Some(1));
 //! assert_eq!(Breaker::PERSISTENCE, Persistence::Transient);
 //! # Ok::<(), adk::middleware_state::MiddlewareStateError>(())
@@ -30,6 +30,7 @@
 
 mod container;
 mod error;
+mod fork;
 mod load;
 
 use crate::declarations::{self, Conflicts, DeclarationKind};
@@ -39,6 +40,7 @@ pub use adk_macros::MiddlewareState;
 pub(crate) use container::ErasedState;
 pub use container::MiddlewareStates;
 pub use error::{MiddlewareStateError, Mismatch, MismatchReason, UnknownRecord};
+pub use fork::{Fork, ForkError, Forked};
 pub(crate) use load::decode_record;
 
 /// Where a persistent state is kept between turns.

@@ -14,9 +14,9 @@ struct Breaker {
 }
 
 fn record_failure(ctx: &mut TurnContext) {
-    let _ = ctx.update_middleware_state::<Failures, _>(|failures| {
+    let _ = ctx.update_middleware_state::<Failures>(|failures| {
         failures.count += 1;
-        let _ = ctx.update_middleware_state::<Breaker, _>(|breaker| breaker.open = true);
+        let _ = ctx.update_middleware_state::<Breaker>(|breaker| breaker.open = true);
     });
 }
 

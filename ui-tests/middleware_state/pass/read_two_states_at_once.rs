@@ -16,7 +16,7 @@ fn decide(ctx: &mut TurnContext) -> Result<bool, adk::middleware_state::Middlewa
     let states = ctx.middleware_states();
     let (failures, limit) = (states.get::<Failures>(), states.get::<Limit>());
     let open = failures.map_or(0, |f| f.count) >= limit.map_or(3, |l| l.max);
-    ctx.update_middleware_state::<Failures, _>(|failures| failures.count += 1)?;
+    ctx.update_middleware_state::<Failures>(|failures| failures.count += 1)?;
     Ok(open)
 }
 
