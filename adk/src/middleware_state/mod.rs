@@ -27,6 +27,10 @@
 //! assert_eq!(Breaker::PERSISTENCE, Persistence::Transient);
 //! # Ok::<(), adk::middleware_state::MiddlewareStateError>(())
 //! ```
+//!
+//! The guide is `docs/middleware-state.md`, included below.
+#![doc = ""]
+#![doc = include_str!("../../docs/middleware-state.md")]
 
 mod container;
 mod error;
