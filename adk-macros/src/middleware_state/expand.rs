@@ -41,11 +41,16 @@ pub(super) fn state(parsed: &ParsedState, options: &Options) -> TokenStream {
         ),
     };
     let default_on_mismatch = options.default_on_mismatch;
+    // Only the function path carries the user's span: `from_version`, `json` and `self` keep the
+    // macro's own, so they resolve even when the struct comes from a `macro_rules!` expansion.
     let migrate = match &options.migrate {
         Some(path) => {
-            quote_spanned! {path.segments.last().map_or(span, |segment| segment.ident.span())=>
+            let function = quote_spanned! {path.segments.last().map_or(span, |segment| segment.ident.span())=>
+                #path
+            };
+            quote! {
                 ::core::option::Option::Some(::adk::__private::middleware_state::migrated(
-                    #path(from_version, json),
+                    #function(from_version, json),
                 ))
             }
         }
@@ -57,9 +62,10 @@ pub(super) fn state(parsed: &ParsedState, options: &Options) -> TokenStream {
     let default = quote_spanned! {span=>
         <#ident as ::adk::__private::middleware_state::StateDefault>::make()
     };
-    let clone = quote_spanned! {span=>
-        (::adk::__private::middleware_state::duplicate::<#ident>())(self)
+    let duplicate = quote_spanned! {span=>
+        ::adk::__private::middleware_state::duplicate::<#ident>()
     };
+    let clone = quote!((#duplicate)(self));
     quote! {
         impl ::adk::middleware_state::MiddlewareState for #ident {
             const KEY: &'static str = #key;
