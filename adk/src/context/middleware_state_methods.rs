@@ -27,7 +27,7 @@ macro_rules! middleware_state_methods {
             pub fn middleware_state<T: crate::middleware_state::MiddlewareState>(
                 &self,
             ) -> Option<&T> {
-                self.state.typed.get::<T>()
+                self.state.middleware_states().get::<T>()
             }
 
             /// Changes the middleware state of type `T` in place (from `T::default()` when it is
@@ -42,7 +42,7 @@ macro_rules! middleware_state_methods {
                 &mut self,
                 change: impl FnOnce(&mut T),
             ) -> Result<(), crate::middleware_state::MiddlewareStateError> {
-                self.state.typed.update::<T>(change)
+                self.state.middleware_states_mut().update::<T>(change)
             }
 
             /// Changes the middleware state of type `T` through a change that may fail: on
@@ -80,20 +80,20 @@ macro_rules! middleware_state_methods {
                 &mut self,
                 change: impl FnOnce(&mut T) -> Result<(), E>,
             ) -> Result<(), E> {
-                self.state.typed.try_update::<T, E>(change)
+                self.state.middleware_states_mut().try_update::<T, E>(change)
             }
 
             /// Every middleware state of the turn, to read several at once under one borrow.
             #[must_use]
             pub fn middleware_states(&self) -> &crate::middleware_state::MiddlewareStates {
-                &self.state.typed
+                self.state.middleware_states()
             }
 
             /// Every middleware state of the turn, to change several in one step.
             pub fn middleware_states_mut(
                 &mut self,
             ) -> &mut crate::middleware_state::MiddlewareStates {
-                &mut self.state.typed
+                self.state.middleware_states_mut()
             }
         }
     };

@@ -141,6 +141,14 @@ impl std::fmt::Debug for MiddlewareStates {
 }
 
 impl MiddlewareStates {
+    /// No state at all.
+    pub(crate) const EMPTY: Self = Self {
+        slots: HashMap::with_hasher(BuildHasherDefault::new()),
+        journal: None,
+        mismatches: Vec::new(),
+        unknown: Vec::new(),
+    };
+
     /// The states a turn starts with, decoded from the records a session store loaded: each
     /// record whose key belongs to a persistent type of this program and scope, migrated when
     /// its version differs and the type has `migrate`. Records that cannot be read are listed

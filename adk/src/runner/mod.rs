@@ -279,7 +279,10 @@ impl TurnRunner {
     /// Reports the middleware state records the load could not turn into typed state: every
     /// mismatch, and each unknown key once per runner.
     fn report_middleware_records(&self, ctx: &mut TurnContext) {
-        let (mismatches, unknown) = ctx.state.typed.take_reports();
+        let Some(typed) = ctx.state.middleware_states_in_use() else {
+            return;
+        };
+        let (mismatches, unknown) = typed.take_reports();
         let turn_id = ctx.turn_id().clone();
         for mismatch in mismatches {
             ctx.shared.events.emit(Event::MiddlewareStateMismatch {
@@ -335,7 +338,11 @@ impl TurnRunner {
         }
         let storage = ctx.storage_context();
         let mut commit = ctx.state.to_commit(storage.thread_id());
-        match ctx.state.typed.writes(storage.thread_id()) {
+        let writes = ctx
+            .state
+            .middleware_states()
+            .writes(storage.thread_id());
+        match writes {
             Ok(writes) => commit.middleware.extend(writes),
             Err(error) => {
                 ctx.shared.report_error(

@@ -56,8 +56,9 @@ pub struct State {
     journal: Option<Vec<(String, StateChange)>>,
     middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
     middleware_writes: Vec<MiddlewareStateWrite>,
-    /// Typed middleware state, decoded from `middleware_loaded`; empty (and free) when unused.
-    pub(crate) typed: MiddlewareStates,
+    /// Typed middleware state, decoded from `middleware_loaded`. `None` until a turn loads a
+    /// record or writes a state, so a turn that uses none pays for one word, not a map.
+    typed: Option<Box<MiddlewareStates>>,
 }
 
 impl State {
@@ -77,11 +78,8 @@ impl State {
         for (name, value) in loaded.app {
             merged.insert(Scope::App.key(&name), value);
         }
-        let typed = if loaded.middleware.is_empty() {
-            MiddlewareStates::default()
-        } else {
-            MiddlewareStates::from_records(&loaded.middleware)
-        };
+        let typed = (!loaded.middleware.is_empty())
+            .then(|| Box::new(MiddlewareStates::from_records(&loaded.middleware)));
         Self {
             loaded: Arc::new(merged),
             middleware_loaded: Arc::new(loaded.middleware),
@@ -207,7 +205,10 @@ impl State {
     /// Whether the turn changed anything (state or middleware-state records).
     #[must_use]
     pub fn has_delta(&self) -> bool {
-        !self.changes.is_empty() || !self.middleware_writes.is_empty() || self.typed.has_changes()
+        !self.changes.is_empty() || !self.middleware_writes.is_empty() || self
+                .typed
+                .as_ref()
+                .is_some_and(|typed| typed.has_changes())
     }
 
     /// The middleware-state records the session store loaded for this turn: the session's and
@@ -220,12 +221,26 @@ impl State {
     /// The turn's typed middleware state (see [`crate::middleware_state`]).
     #[must_use]
     pub fn middleware_states(&self) -> &MiddlewareStates {
-        &self.typed
+        static NONE: MiddlewareStates = MiddlewareStates::EMPTY;
+        self.typed.as_deref().unwrap_or(&NONE)
     }
 
     /// The turn's typed middleware state, to write.
     pub fn middleware_states_mut(&mut self) -> &mut MiddlewareStates {
-        &mut self.typed
+        // A dispatch's copy journals its writes, also for states it creates first.
+        let journaling = self.journal.is_some();
+        self.typed.get_or_insert_with(|| {
+            Box::new(if journaling {
+                MiddlewareStates::EMPTY.with_journal()
+            } else {
+                MiddlewareStates::EMPTY
+            })
+        })
+    }
+
+    /// The typed middleware state, when the turn loaded or wrote any.
+    pub(crate) fn middleware_states_in_use(&mut self) -> Option<&mut MiddlewareStates> {
+        self.typed.as_deref_mut()
     }
 
     /// Queues a middleware-state record write (or deletion) for the turn's commit.
@@ -245,7 +260,10 @@ impl State {
     pub(crate) fn with_journal(&self) -> Self {
         Self {
             journal: Some(Vec::new()),
-            typed: self.typed.with_journal(),
+            typed: self
+                .typed
+                .as_ref()
+                .map(|typed| Box::new(typed.with_journal())),
             ..self.clone()
         }
     }
@@ -257,7 +275,9 @@ impl State {
                 turn.changes.insert(key, change);
             }
         }
-        self.typed.flush_journal_into(&mut turn.typed);
+        if let Some(typed) = &mut self.typed {
+            typed.flush_journal_into(turn.middleware_states_mut());
+        }
     }
 
     /// Drops the journaled changes: the turn never sees them.
@@ -265,7 +285,9 @@ impl State {
         if let Some(journal) = &mut self.journal {
             journal.clear();
         }
-        self.typed.discard_journal();
+        if let Some(typed) = &mut self.typed {
+            typed.discard_journal();
+        }
     }
 
     /// The commit for this turn: persistent changes split by scope, each with the value the turn
