@@ -80,7 +80,9 @@ macro_rules! middleware_state_methods {
                 &mut self,
                 change: impl FnOnce(&mut T) -> Result<(), E>,
             ) -> Result<(), E> {
-                self.state.middleware_states_mut().try_update::<T, E>(change)
+                self.state
+                    .middleware_states_mut()
+                    .try_update::<T, E>(change)
             }
 
             /// Every middleware state of the turn, to read several at once under one borrow.

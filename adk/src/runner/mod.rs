@@ -338,10 +338,7 @@ impl TurnRunner {
         }
         let storage = ctx.storage_context();
         let mut commit = ctx.state.to_commit(storage.thread_id());
-        let writes = ctx
-            .state
-            .middleware_states()
-            .writes(storage.thread_id());
+        let writes = ctx.state.middleware_states().writes(storage.thread_id());
         match writes {
             Ok(writes) => commit.middleware.extend(writes),
             Err(error) => {

@@ -205,10 +205,9 @@ impl State {
     /// Whether the turn changed anything (state or middleware-state records).
     #[must_use]
     pub fn has_delta(&self) -> bool {
-        !self.changes.is_empty() || !self.middleware_writes.is_empty() || self
-                .typed
-                .as_ref()
-                .is_some_and(|typed| typed.has_changes())
+        !self.changes.is_empty()
+            || !self.middleware_writes.is_empty()
+            || self.typed.as_ref().is_some_and(|typed| typed.has_changes())
     }
 
     /// The middleware-state records the session store loaded for this turn: the session's and
