@@ -3,8 +3,10 @@
 //! forks (session shared, thread copied, hook rewrite and failure), versioning (migration,
 //! mismatch, opt-in default, unknown records) and save failures.
 //!
-//! Every rule that touches a store runs twice, on the in-memory and the SQLite session store
-//! (see `on_both_stores!` at the end).
+//! Every rule that touches a store runs on the in-memory and the SQLite session store, and on
+//! `PostgresSessionStore` in a fresh schema when `ADK_TEST_POSTGRES_URL` names a database
+//! (`.ci/postgres run cargo test -p adk-integration-tests --test middleware_state`); see
+//! `on_every_store!` at the end.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -986,7 +988,24 @@ where
     rule(store.await).await;
 }
 
-macro_rules! on_both_stores {
+/// Runs `rule` on a PostgreSQL session store in a fresh schema (named after `label`), or says
+/// it was not checked.
+async fn on_postgres<F, Fut>(label: &str, rule: F)
+where
+    F: FnOnce(SharedSessionStore) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(options) = adk_integration_tests::postgres_database::fresh_options(label) else {
+        eprintln!("not checked on PostgreSQL: ADK_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let store = adk::postgres::PostgresSessionStore::connect_with(options)
+        .await
+        .expect("connects");
+    rule(SharedSessionStore::new(store)).await;
+}
+
+macro_rules! on_every_store {
     ($($rule:ident),* $(,)?) => {
         mod in_memory_store {
             $(
@@ -1004,10 +1023,18 @@ macro_rules! on_both_stores {
                 }
             )*
         }
+        mod postgres_store {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $rule() {
+                    super::on_postgres("mws", super::$rule).await;
+                }
+            )*
+        }
     };
 }
 
-on_both_stores!(
+on_every_store!(
     transient_state_starts_fresh_every_turn,
     session_scoped_state_round_trips_and_every_thread_sees_it,
     thread_scoped_state_round_trips_in_its_own_thread_only,
