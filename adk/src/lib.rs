@@ -10,7 +10,10 @@
 //! your crate compiles:
 //! - [`stash_key!`] declares typed keys over the untyped stash and rejects malformed paths;
 //! - [`storage_adapter!`] rejects a missing callback or a wrong signature;
-//! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline.
+//! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline;
+//! - [`#[derive(MiddlewareState)]`](middleware_state) declares a middleware's private typed
+//!   state, transient or persistent per session or thread, and rejects every declaration that
+//!   could not be stored or read back.
 //!
 //! The package is published as `checked-adk` (`cargo add checked-adk`); its library is named
 //! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`. Start with
