@@ -60,23 +60,31 @@ pub(crate) fn middleware(
     let context = signature.context;
     let output = signature.output;
     let name_text = syn::ext::IdentExt::unraw(name).to_string();
+    // The generated `ctx` and `next`, named with the call site's hygiene also inside the
+    // `quote_spanned!` below: tokens spanned at a name that came out of a `macro_rules!` would
+    // otherwise look them up in that macro's hygiene, where they do not exist ("cannot find
+    // value `ctx`").
+    let ctx = syn::Ident::new("ctx", proc_macro2::Span::call_site());
+    let next = syn::Ident::new("next", proc_macro2::Span::call_site());
+    // Spanned at the return type: a result whose error is not an error type is reported there.
+    let into_result = quote_spanned! {output.span()=>
+        <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
+    };
+    // Spanned at the function name: a future that is not `Send` is reported there. The same
+    // tokens box the future in `handle` and in the direct call below, so rustc reports that
+    // once.
+    let boxed = quote_spanned! {name.span()=>
+        ::adk::__private::middleware::boxed(#name::#name(#ctx, #next), #into_result)
+    };
     let impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
         // Spanned at the user's context type: an alias of the wrong context fails here, with
         // `SameContext`'s message under the user's type.
         let cast_context = quote_spanned! {context.span()=>
-            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast(ctx)
+            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast(#ctx)
         };
         let cast_next = quote_spanned! {context.span()=>
-            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast_next(next)
-        };
-        // Spanned at the return type: a result whose error is not an error type is reported there.
-        let into_result = quote_spanned! {output.span()=>
-            <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
-        };
-        // Spanned at the function name: a future that is not `Send` is reported there.
-        let boxed = quote_spanned! {name.span()=>
-            ::adk::__private::middleware::boxed(Self::#name(ctx, next), #into_result)
+            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast_next(#next)
         };
         quote! {
             #(#cfgs)*
@@ -98,10 +106,40 @@ pub(crate) fn middleware(
             }
         }
     });
+    let direct_call = direct_call(function, context, &boxed);
     quote! {
         #unit_struct
         #body_function
         #(#impls)*
+        #direct_call
+    }
+}
+
+/// Makes `load_history(ctx, next)` a call of the middleware, as it was before `#[middleware]`
+/// turned the fn into a unit struct (without this, rustc says "expected function, found struct").
+/// A call expression derefs its callee, so the struct derefs to a fn pointer that runs the body
+/// and boxes its future; the error is boxed as in the pipeline, so the call's output is
+/// `Result<(), BoxError>`. One middleware can then call another, and a test can call one with
+/// the `next` of a `Stack` run.
+fn direct_call(function: &MiddlewareFn, context: &syn::Type, boxed: &TokenStream) -> TokenStream {
+    let name = function.name();
+    let cfgs = function.cfg_attributes();
+    let call = quote!(::adk::__private::middleware::DirectCall<#context>);
+    quote! {
+        #(#cfgs)*
+        impl ::core::ops::Deref for #name {
+            type Target = #call;
+
+            fn deref(&self) -> &#call {
+                fn call<'a>(
+                    ctx: &'a mut #context,
+                    next: ::adk::pipeline::Next<'a, #context>,
+                ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
+                    #boxed
+                }
+                &(call as #call)
+            }
+        }
     }
 }
 

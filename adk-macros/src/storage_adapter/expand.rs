@@ -227,7 +227,14 @@ fn method_helper(
     (tokens, helper)
 }
 
-/// Calls a function or closure entry through its `<Name>Callback` checker trait.
+/// Calls a function or closure entry through its checker traits.
+///
+/// A closure goes through `<Name>Callback`, whose `AsyncFnOnce` bound also gives the closure's
+/// `Ok(..)` its error type. A path to a fn is checked in three steps, each with its own message
+/// at the user's path: its parameters (`<Name>Parameters`), that it returns a future
+/// (`CallbackFuture`), and what the future resolves to (`<Name>Output`). rustc shortens long
+/// types in a user's crate (`Output = ...`); naming the part that is wrong keeps the message
+/// readable there.
 fn call_entry(
     callback: &Callback,
     entry: &Entry,
@@ -237,16 +244,34 @@ fn call_entry(
     // Spanned at the entry's name: rustc's "required by a bound introduced by this call" then
     // underlines the name, and our message underlines the callback.
     let name_span = entry.name.span();
-    let checker = format_ident!("{}Callback", callback.camel_case(), span = name_span);
-    let callback = match &entry.callback {
-        CallbackExpr::Closure(closure) => {
-            let closure = annotate_closure(callback, closure);
-            quote!(#closure)
+    let closure = match &entry.callback {
+        CallbackExpr::Closure(closure) => annotate_closure(callback, closure),
+        CallbackExpr::Function(expr) | CallbackExpr::Method { expr, .. } => {
+            let camel = callback.camel_case();
+            let parameters = format_ident!("{}Parameters", camel, span = name_span);
+            let output = format_ident!("{}Output", camel);
+            let expr_span = syn::spanned::Spanned::span(expr);
+            // Each step is its own statement so each error has the callback under its caret
+            // and the entry's name as "required by a bound introduced by this call".
+            let returned = Ident::new("returned", Span::mixed_site().located_at(expr_span));
+            let call = quote_spanned! {name_span=>
+                ::adk::storage::callback::#parameters::call(#expr, #context #(, #arguments)*)
+            };
+            let into_future = quote_spanned! {name_span=>
+                ::adk::storage::callback::CallbackFuture::into_callback_future
+            };
+            let into_output = quote_spanned! {expr_span=>
+                <_ as ::adk::storage::callback::#output>::into_output
+            };
+            return quote! {{
+                let #returned = #call;
+                ::adk::storage::callback::resolve(#into_future(#returned), #into_output)
+            }};
         }
-        CallbackExpr::Function(expr) | CallbackExpr::Method { expr, .. } => quote!(#expr),
     };
+    let checker = format_ident!("{}Callback", callback.camel_case(), span = name_span);
     quote_spanned! {name_span=>
-        ::adk::storage::callback::#checker::call(#callback, #context #(, #arguments)*)
+        ::adk::storage::callback::#checker::call(#closure, #context #(, #arguments)*)
     }
 }
 
