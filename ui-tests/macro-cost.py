@@ -208,7 +208,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--keep", help="write the crates here and keep them")
+    parser.add_argument("--middleware", type=int, default=MIDDLEWARE, help="how many #[middleware] fns")
+    parser.add_argument("--adapters", type=int, default=ADAPTERS, help="how many storage_adapter! uses")
     arguments = parser.parse_args()
+    global MIDDLEWARE, ADAPTERS
+    MIDDLEWARE, ADAPTERS = arguments.middleware, arguments.adapters
 
     root = arguments.keep or tempfile.mkdtemp(prefix="adk-macro-cost-")
     write_crate(root, "macros", macro_crate())

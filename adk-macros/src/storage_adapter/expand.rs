@@ -171,9 +171,10 @@ fn arguments(callback: &Callback) -> Vec<Ident> {
 /// the trait's own methods are in scope: there, `Self::fetch_messages` would resolve to the method
 /// being generated whenever the adapter has no inherent `fetch_messages`, and call itself. Here it
 /// resolves to the inherent method when there is one; otherwise, when the name is a callback's, to
-/// the `Missing<Name>Method` guard brought into scope below, whose where-clause reports the missing
-/// method in our words (or, if the user imported `StorageAdapter`, to an E0034 ambiguity naming the
-/// guard). Either way the build fails instead of recursing at run time.
+/// the placeholder of the `Missing<Name>Method` guard brought into scope below, which the
+/// `<Name>Exists` check reports as "`ChatStore` has no method `delete_message`" (or, if the user
+/// imported `StorageAdapter`, to an E0034 ambiguity naming the guard). Either way the build fails
+/// instead of recursing at run time.
 fn method_helper(
     adapter: &Adapter,
     callback: &Callback,
@@ -207,7 +208,15 @@ fn method_helper(
         .find(|known| inherent == known.name)
         .map(|known| {
             let guard = format_ident!("Missing{}Method", known.camel_case());
-            quote!(#[allow(unused_imports)] use ::adk::storage::callback::#guard as _;)
+            let exists = format_ident!("{}Exists", known.camel_case());
+            let exists_check = quote_spanned! {self_span=>
+                <_ as ::adk::storage::callback::#exists<#adapter_type>>::exists(#method_path);
+            };
+            quote! {
+                #[allow(unused_imports)]
+                use ::adk::storage::callback::#guard as _;
+                #exists_check
+            }
         });
     let call = quote_spanned! {name_span=>
         ::adk::storage::callback::#checker::call(#method_path, #state, #context #(, #arguments)*)

@@ -31,6 +31,25 @@ pub enum Valid {}
 #[derive(Debug)]
 pub enum Decoy {}
 
+/// Marks the impl of a `<Name>Method` checker for the [`NoSuchMethod`] placeholder.
+#[derive(Debug)]
+pub enum Missing {}
+
+/// What `self.<name>` resolves to when the adapter `State` has no method `<name>` and `<name>` is
+/// a callback's name: reported by the `<Name>Exists` check as "`State` has no method `<name>`".
+/// Deliberately neither `Copy` nor `Send` nor `Sync` (so a reference to it is not `Send`
+/// either): that is how the check tells it from a method, whose fn item is all three.
+pub struct NoSuchMethod<State: ?Sized>(std::marker::PhantomData<NotSendNotSync<State>>);
+
+/// `*const ()` takes away `Send` and `Sync`; `fn(&State)` names the adapter without owning one.
+type NotSendNotSync<State> = (*const (), fn(&State));
+
+impl<State: ?Sized> std::fmt::Debug for NoSuchMethod<State> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("NoSuchMethod")
+    }
+}
+
 mod sealed {
     /// Implemented by no type: the bound of the checker traits' decoy impls.
     pub trait Never {
@@ -105,6 +124,10 @@ macro_rules! checkers {
             parameters_note: $parameters_note:literal,
             output_message: $output_message:literal,
             output_label: $output_label:literal,
+            exists: $Exists:ident,
+            exists_message: $exists_message:literal,
+            exists_label: $exists_label:literal,
+            exists_note: $exists_note:literal,
             method_message: $method_message:literal,
             method_label: $method_label:literal,
             method_note: $method_note:literal,
@@ -236,6 +259,19 @@ macro_rules! checkers {
             }
         }
 
+        // The placeholder passes this check so that only `Exists` reports it.
+        impl<State> $Method<State, Missing> for NoSuchMethod<State> {
+            #[allow(unused_variables)]
+            fn call(
+                self,
+                state: &State,
+                ctx: &StorageContext,
+                $($argument: $Argument,)*
+            ) -> impl Future<Output = Result<$Output, StorageError>> {
+                std::future::pending()
+            }
+        }
+
         #[diagnostic::do_not_recommend]
         impl<State, F: sealed::Never> $Method<State, Decoy> for F {
             #[allow(unused_variables)]
@@ -251,14 +287,36 @@ macro_rules! checkers {
 
         #[doc = concat!(
             "Brought into scope where `self.", stringify!($name), "` is resolved, so that when the adapter has ",
-            "no inherent `", stringify!($name), "` the name resolves to this placeholder, which fails the `",
-            stringify!($Method), "` check with a message naming the missing method, instead of to the ",
+            "no inherent `", stringify!($name), "` the name resolves to this placeholder (a [`NoSuchMethod`], ",
+            "which `", stringify!($Exists), "` reports as a missing method), instead of to the ",
             "`StorageAdapter` method being generated (which would call itself forever)."
         )]
         pub trait $Missing {
-            /// A placeholder whose signature matches no callback.
-            fn $name() {}
+            /// The placeholder.
+            #[allow(non_upper_case_globals)]
+            const $name: NoSuchMethod<Self> = NoSuchMethod(std::marker::PhantomData);
         }
+
+        #[doc = concat!(
+            "Checks that `self.", stringify!($name), "` named a method of the adapter: any method is a ",
+            "fn item, which is `Copy + Send`; the [`NoSuchMethod`] placeholder, and a reference to it, are not."
+        )]
+        #[diagnostic::on_unimplemented(
+            message = $exists_message,
+            label = $exists_label,
+            note = $exists_note
+        )]
+        pub trait $Exists<State: ?Sized> {
+            /// Nothing to do: the check is the trait bound.
+            fn exists(self)
+            where
+                Self: Sized,
+            {
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<State: ?Sized, F: Copy + Send> $Exists<State> for F {}
 
         impl<T: ?Sized> $Missing for T {}
     )*};
@@ -283,6 +341,10 @@ checkers! {
         parameters_note: "a `fetch_memories` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Memory>, StorageError>`",
         output_message: "this `fetch_memories` callback resolves to `{Self}`, expected `Result<Vec<Memory>, StorageError>`",
         output_label: "expected `Result<Vec<Memory>, StorageError>`",
+        exists: FetchMemoriesExists,
+        exists_message: "`{State}` has no method `fetch_memories`",
+        exists_label: "`self.fetch_memories` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_memories(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_memories` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Memory>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError>`",
@@ -303,6 +365,10 @@ checkers! {
         parameters_note: "a `fetch_messages` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Message>, StorageError>`",
         output_message: "this `fetch_messages` callback resolves to `{Self}`, expected `Result<Vec<Message>, StorageError>`",
         output_label: "expected `Result<Vec<Message>, StorageError>`",
+        exists: FetchMessagesExists,
+        exists_message: "`{State}` has no method `fetch_messages`",
+        exists_label: "`self.fetch_messages` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_messages(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_messages` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Message>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError>`",
@@ -323,6 +389,10 @@ checkers! {
         parameters_note: "a `fetch_thoughts` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Thought>, StorageError>`",
         output_message: "this `fetch_thoughts` callback resolves to `{Self}`, expected `Result<Vec<Thought>, StorageError>`",
         output_label: "expected `Result<Vec<Thought>, StorageError>`",
+        exists: FetchThoughtsExists,
+        exists_message: "`{State}` has no method `fetch_thoughts`",
+        exists_label: "`self.fetch_thoughts` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_thoughts(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_thoughts` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Thought>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError>`",
@@ -343,6 +413,10 @@ checkers! {
         parameters_note: "a `fetch_tool_calls` callback is `async fn(ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
         output_message: "this `fetch_tool_calls` callback resolves to `{Self}`, expected `Result<Vec<ToolCall>, StorageError>`",
         output_label: "expected `Result<Vec<ToolCall>, StorageError>`",
+        exists: FetchToolCallsExists,
+        exists_message: "`{State}` has no method `fetch_tool_calls`",
+        exists_label: "`self.fetch_tool_calls` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_tool_calls(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_tool_calls` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
@@ -363,6 +437,10 @@ checkers! {
         parameters_note: "a `fetch_tools` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Tool>, StorageError>`",
         output_message: "this `fetch_tools` callback resolves to `{Self}`, expected `Result<Vec<Tool>, StorageError>`",
         output_label: "expected `Result<Vec<Tool>, StorageError>`",
+        exists: FetchToolsExists,
+        exists_message: "`{State}` has no method `fetch_tools`",
+        exists_label: "`self.fetch_tools` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_tools(&self, ctx: &StorageContext) -> Result<Vec<Tool>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_tools` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Tool>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Tool>, StorageError>`",
@@ -383,6 +461,10 @@ checkers! {
         parameters_note: "a `fetch_retrievables` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
         output_message: "this `fetch_retrievables` callback resolves to `{Self}`, expected `Result<Vec<Retrievable>, StorageError>`",
         output_label: "expected `Result<Vec<Retrievable>, StorageError>`",
+        exists: FetchRetrievablesExists,
+        exists_message: "`{State}` has no method `fetch_retrievables`",
+        exists_label: "`self.fetch_retrievables` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_retrievables(&self, ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_retrievables` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
@@ -403,6 +485,10 @@ checkers! {
         parameters_note: "a `refresh_standing_instructions` callback is `async fn(ctx: &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
         output_message: "this `refresh_standing_instructions` callback resolves to `{Self}`, expected `Result<Vec<StandingInstruction>, StorageError>`",
         output_label: "expected `Result<Vec<StandingInstruction>, StorageError>`",
+        exists: RefreshStandingInstructionsExists,
+        exists_message: "`{State}` has no method `refresh_standing_instructions`",
+        exists_label: "`self.refresh_standing_instructions` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn refresh_standing_instructions(&self, ctx: &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `refresh_standing_instructions` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
@@ -423,6 +509,10 @@ checkers! {
         parameters_note: "a `store_memory` callback is `async fn(ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
         output_message: "this `store_memory` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: StoreMemoryExists,
+        exists_message: "`{State}` has no method `store_memory`",
+        exists_label: "`self.store_memory` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_memory` method",
         method_label: "expected `async fn(&self, &StorageContext, Memory) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
@@ -443,6 +533,10 @@ checkers! {
         parameters_note: "a `mutate_memory` callback is `async fn(ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
         output_message: "this `mutate_memory` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: MutateMemoryExists,
+        exists_message: "`{State}` has no method `mutate_memory`",
+        exists_label: "`self.mutate_memory` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_memory` method",
         method_label: "expected `async fn(&self, &StorageContext, Memory) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
@@ -463,6 +557,10 @@ checkers! {
         parameters_note: "a `delete_memory` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
         output_message: "this `delete_memory` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteMemoryExists,
+        exists_message: "`{State}` has no method `delete_memory`",
+        exists_label: "`self.delete_memory` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_memory(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_memory` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -483,6 +581,10 @@ checkers! {
         parameters_note: "a `store_message` callback is `async fn(ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
         output_message: "this `store_message` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: StoreMessageExists,
+        exists_message: "`{State}` has no method `store_message`",
+        exists_label: "`self.store_message` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_message(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_message` method",
         method_label: "expected `async fn(&self, &StorageContext, Message) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
@@ -503,6 +605,10 @@ checkers! {
         parameters_note: "a `mutate_message` callback is `async fn(ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
         output_message: "this `mutate_message` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: MutateMessageExists,
+        exists_message: "`{State}` has no method `mutate_message`",
+        exists_label: "`self.mutate_message` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_message(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_message` method",
         method_label: "expected `async fn(&self, &StorageContext, Message) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
@@ -523,6 +629,10 @@ checkers! {
         parameters_note: "a `delete_message` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
         output_message: "this `delete_message` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteMessageExists,
+        exists_message: "`{State}` has no method `delete_message`",
+        exists_label: "`self.delete_message` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_message(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_message` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -543,6 +653,10 @@ checkers! {
         parameters_note: "a `store_thought` callback is `async fn(ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
         output_message: "this `store_thought` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: StoreThoughtExists,
+        exists_message: "`{State}` has no method `store_thought`",
+        exists_label: "`self.store_thought` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_thought(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_thought` method",
         method_label: "expected `async fn(&self, &StorageContext, Thought) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
@@ -563,6 +677,10 @@ checkers! {
         parameters_note: "a `mutate_thought` callback is `async fn(ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
         output_message: "this `mutate_thought` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: MutateThoughtExists,
+        exists_message: "`{State}` has no method `mutate_thought`",
+        exists_label: "`self.mutate_thought` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_thought(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_thought` method",
         method_label: "expected `async fn(&self, &StorageContext, Thought) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
@@ -583,6 +701,10 @@ checkers! {
         parameters_note: "a `delete_thought` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
         output_message: "this `delete_thought` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteThoughtExists,
+        exists_message: "`{State}` has no method `delete_thought`",
+        exists_label: "`self.delete_thought` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_thought(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_thought` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -603,6 +725,10 @@ checkers! {
         parameters_note: "a `store_tool_call` callback is `async fn(ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
         output_message: "this `store_tool_call` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: StoreToolCallExists,
+        exists_message: "`{State}` has no method `store_tool_call`",
+        exists_label: "`self.store_tool_call` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_tool_call(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_tool_call` method",
         method_label: "expected `async fn(&self, &StorageContext, ToolCall) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
@@ -623,6 +749,10 @@ checkers! {
         parameters_note: "a `mutate_tool_call` callback is `async fn(ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
         output_message: "this `mutate_tool_call` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: MutateToolCallExists,
+        exists_message: "`{State}` has no method `mutate_tool_call`",
+        exists_label: "`self.mutate_tool_call` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_tool_call(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_tool_call` method",
         method_label: "expected `async fn(&self, &StorageContext, ToolCall) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
@@ -643,6 +773,10 @@ checkers! {
         parameters_note: "a `delete_tool_call` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
         output_message: "this `delete_tool_call` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteToolCallExists,
+        exists_message: "`{State}` has no method `delete_tool_call`",
+        exists_label: "`self.delete_tool_call` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_tool_call(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_tool_call` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -663,6 +797,10 @@ checkers! {
         parameters_note: "a `store_retrievable` callback is `async fn(ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
         output_message: "this `store_retrievable` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: StoreRetrievableExists,
+        exists_message: "`{State}` has no method `store_retrievable`",
+        exists_label: "`self.store_retrievable` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_retrievable(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_retrievable` method",
         method_label: "expected `async fn(&self, &StorageContext, Retrievable) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
@@ -683,6 +821,10 @@ checkers! {
         parameters_note: "a `mutate_retrievable` callback is `async fn(ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
         output_message: "this `mutate_retrievable` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: MutateRetrievableExists,
+        exists_message: "`{State}` has no method `mutate_retrievable`",
+        exists_label: "`self.mutate_retrievable` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_retrievable(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_retrievable` method",
         method_label: "expected `async fn(&self, &StorageContext, Retrievable) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
@@ -703,6 +845,10 @@ checkers! {
         parameters_note: "a `delete_retrievable` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
         output_message: "this `delete_retrievable` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteRetrievableExists,
+        exists_message: "`{State}` has no method `delete_retrievable`",
+        exists_label: "`self.delete_retrievable` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_retrievable(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_retrievable` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -723,6 +869,10 @@ checkers! {
         parameters_note: "a `store_standing_instruction` callback is `async fn(ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
         output_message: "this `store_standing_instruction` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: StoreStandingInstructionExists,
+        exists_message: "`{State}` has no method `store_standing_instruction`",
+        exists_label: "`self.store_standing_instruction` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_standing_instruction(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_standing_instruction` method",
         method_label: "expected `async fn(&self, &StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
@@ -743,6 +893,10 @@ checkers! {
         parameters_note: "a `mutate_standing_instruction` callback is `async fn(ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
         output_message: "this `mutate_standing_instruction` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: MutateStandingInstructionExists,
+        exists_message: "`{State}` has no method `mutate_standing_instruction`",
+        exists_label: "`self.mutate_standing_instruction` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_standing_instruction(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_standing_instruction` method",
         method_label: "expected `async fn(&self, &StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
@@ -763,6 +917,10 @@ checkers! {
         parameters_note: "a `delete_standing_instruction` callback is `async fn(ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
         output_message: "this `delete_standing_instruction` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
         output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteStandingInstructionExists,
+        exists_message: "`{State}` has no method `delete_standing_instruction`",
+        exists_label: "`self.delete_standing_instruction` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_standing_instruction(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_standing_instruction` method",
         method_label: "expected `async fn(&self, &StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
@@ -783,6 +941,10 @@ checkers! {
         parameters_note: "a `store_media_bytes` callback is `async fn(ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<MediaReader, StorageError>`",
         output_message: "this `store_media_bytes` callback resolves to `{Self}`, expected `Result<MediaReader, StorageError>`",
         output_label: "expected `Result<MediaReader, StorageError>`",
+        exists: StoreMediaBytesExists,
+        exists_message: "`{State}` has no method `store_media_bytes`",
+        exists_label: "`self.store_media_bytes` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_media_bytes(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<MediaReader, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_media_bytes` method",
         method_label: "expected `async fn(&self, &StorageContext, String, ConduitBytes) -> Result<MediaReader, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<MediaReader, StorageError>`",
@@ -803,6 +965,10 @@ checkers! {
         parameters_note: "a `store_retrievable_bytes` callback is `async fn(ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>`",
         output_message: "this `store_retrievable_bytes` callback resolves to `{Self}`, expected `Result<SpoolReader, StorageError>`",
         output_label: "expected `Result<SpoolReader, StorageError>`",
+        exists: StoreRetrievableBytesExists,
+        exists_message: "`{State}` has no method `store_retrievable_bytes`",
+        exists_label: "`self.store_retrievable_bytes` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_retrievable_bytes(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_retrievable_bytes` method",
         method_label: "expected `async fn(&self, &StorageContext, String, ConduitBytes) -> Result<SpoolReader, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>`",
