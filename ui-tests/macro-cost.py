@@ -4,7 +4,7 @@ against the same code written by hand.
 
 Writes two crates into a temporary directory, `macros` and `by_hand`, that depend on adk by
 path and share this workspace's target directory (so adk and its dependencies, already built there, are
-not rebuilt and only the two crates are timed). Then, alternating, it touches each crate's `src/lib.rs` and runs
+not rebuilt and only the two crates are timed), with incremental compilation off. Then, alternating, it touches each crate's `src/lib.rs` and runs
 `cargo check`, measuring the CPU time (user + sys) cargo and rustc used: on a machine shared
 with other builds, CPU time moves far less than wall time. Prints each run and the medians.
 
@@ -205,19 +205,21 @@ def cpu_seconds_of(command, cwd, env):
 
 
 def main():
+    global MIDDLEWARE, ADAPTERS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--keep", help="write the crates here and keep them")
     parser.add_argument("--middleware", type=int, default=MIDDLEWARE, help="how many #[middleware] fns")
     parser.add_argument("--adapters", type=int, default=ADAPTERS, help="how many storage_adapter! uses")
     arguments = parser.parse_args()
-    global MIDDLEWARE, ADAPTERS
     MIDDLEWARE, ADAPTERS = arguments.middleware, arguments.adapters
 
     root = arguments.keep or tempfile.mkdtemp(prefix="adk-macro-cost-")
     write_crate(root, "macros", macro_crate())
     write_crate(root, "by_hand", hand_written_crate())
-    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(WORKSPACE, "target"))
+    # Incremental compilation off: a touched but unchanged file would otherwise reuse the last
+    # run's type checking, and the runs would time the cache rather than the check.
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(WORKSPACE, "target"), CARGO_INCREMENTAL="0")
     check = ["cargo", "check", "--offline", "--quiet"]
     # Warm-up: builds adk once into the shared target directory and proves both crates compile.
     for crate in ("macros", "by_hand"):

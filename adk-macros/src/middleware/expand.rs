@@ -24,8 +24,12 @@ fn unit_struct(function: &MiddlewareFn) -> TokenStream {
 }
 
 /// The user's function, kept as an associated function of the struct under its own name so its
-/// body, spans, attributes and lints stay exactly as written.
-fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> TokenStream {
+/// body, spans, attributes and lints stay exactly as written; `extra_items` go in the same impl.
+fn body_function(
+    function: &MiddlewareFn,
+    extra_attributes: TokenStream,
+    extra_items: TokenStream,
+) -> TokenStream {
     let name = function.name();
     let attributes = function.other_attributes();
     let cfgs = function.cfg_attributes();
@@ -38,6 +42,8 @@ fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> Toke
             #extra_attributes
             #[doc(hidden)]
             #signature #block
+
+            #extra_items
         }
     }
 }
@@ -56,7 +62,6 @@ pub(crate) fn middleware(
     let name = function.name();
     let cfgs: Vec<_> = function.cfg_attributes().collect();
     let unit_struct = unit_struct(function);
-    let body_function = body_function(function, TokenStream::new());
     let context = signature.context;
     let output = signature.output;
     let name_text = syn::ext::IdentExt::unraw(name).to_string();
@@ -70,12 +75,22 @@ pub(crate) fn middleware(
     let into_result = quote_spanned! {output.span()=>
         <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
     };
-    // Spanned at the function name: a future that is not `Send` is reported there. The same
-    // tokens box the future in `handle` and in the direct call below, so rustc reports that
-    // once.
+    // Spanned at the function name: a future that is not `Send` is reported there.
     let boxed = quote_spanned! {name.span()=>
         ::adk::__private::middleware::boxed(#name::#name(#ctx, #next), #into_result)
     };
+    // The body boxed once, in one fn that every pipeline's `handle` and the direct call share:
+    // one instance of the future's type and conversion to solve per middleware, not one per use.
+    let boxed_call = quote! {
+        #[doc(hidden)]
+        fn __adk_call<'a>(
+            #ctx: &'a mut #context,
+            #next: ::adk::pipeline::Next<'a, #context>,
+        ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
+            #boxed
+        }
+    };
+    let body_function = body_function(function, TokenStream::new(), boxed_call);
     let impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
         // Spanned at the user's context type: an alias of the wrong context fails here, with
@@ -95,9 +110,7 @@ pub(crate) fn middleware(
                     ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
                     next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
                 ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
-                    let ctx = #cast_context;
-                    let next = #cast_next;
-                    #boxed
+                    #name::__adk_call(#cast_context, #cast_next)
                 }
 
                 fn name(&self) -> &'static str {
@@ -106,7 +119,7 @@ pub(crate) fn middleware(
             }
         }
     });
-    let direct_call = direct_call(function, context, &boxed);
+    let direct_call = direct_call(function, context);
     quote! {
         #unit_struct
         #body_function
@@ -121,7 +134,7 @@ pub(crate) fn middleware(
 /// and boxes its future; the error is boxed as in the pipeline, so the call's output is
 /// `Result<(), BoxError>`. One middleware can then call another, and a test can call one with
 /// the `next` of a `Stack` run.
-fn direct_call(function: &MiddlewareFn, context: &syn::Type, boxed: &TokenStream) -> TokenStream {
+fn direct_call(function: &MiddlewareFn, context: &syn::Type) -> TokenStream {
     let name = function.name();
     let cfgs = function.cfg_attributes();
     let call = quote!(::adk::__private::middleware::DirectCall<#context>);
@@ -131,13 +144,7 @@ fn direct_call(function: &MiddlewareFn, context: &syn::Type, boxed: &TokenStream
             type Target = #call;
 
             fn deref(&self) -> &#call {
-                fn call<'a>(
-                    ctx: &'a mut #context,
-                    next: ::adk::pipeline::Next<'a, #context>,
-                ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
-                    #boxed
-                }
-                &(call as #call)
+                &(#name::__adk_call as #call)
             }
         }
     }
@@ -194,6 +201,7 @@ pub(crate) fn fallback(
     let body_function = body_function(
         &function_for_body,
         quote!(#[allow(dead_code, unused_variables, clippy::all)]),
+        TokenStream::new(),
     );
     // An unknown pipeline (`dispatch_inptu`) was reported with a suggestion; implementing every
     // pipeline keeps the registration quiet whichever one the user meant.
