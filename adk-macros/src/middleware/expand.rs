@@ -91,15 +91,29 @@ pub(crate) fn middleware(
         }
     };
     let body_function = body_function(function, TokenStream::new(), boxed_call);
+    // Written as the pipeline's own context (`TurnContext`, `adk::DispatchContext`), the type
+    // was already checked by name in `validate`: `handle` passes `ctx` and `next` straight on.
+    // Anything else (an alias) goes through `SameContext`, which reports a wrong one under the
+    // user's type. Fewer obligations per use keep `cargo check` close to hand-written code.
+    let written_context = super::parse::last_segment(context)
+        .filter(|segment| segment.arguments.is_none())
+        .map(|segment| segment.ident.to_string());
     let impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
-        // Spanned at the user's context type: an alias of the wrong context fails here, with
-        // `SameContext`'s message under the user's type.
-        let cast_context = quote_spanned! {context.span()=>
-            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast(#ctx)
-        };
-        let cast_next = quote_spanned! {context.span()=>
-            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast_next(#next)
+        let scope_context = format_ident!("{}", pipeline.scope().context());
+        let (cast_context, cast_next) = if written_context.as_deref() == Some(pipeline.scope().context()) {
+            (quote!(#ctx), quote!(#next))
+        } else {
+            // Spanned at the user's context type: an alias of the wrong context fails here,
+            // with `SameContext`'s message under the user's type.
+            (
+                quote_spanned! {context.span()=>
+                    <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #marker>>::cast(#ctx)
+                },
+                quote_spanned! {context.span()=>
+                    <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #marker>>::cast_next(#next)
+                },
+            )
         };
         quote! {
             #(#cfgs)*
@@ -107,8 +121,8 @@ pub(crate) fn middleware(
             impl ::adk::pipeline::Middleware<#marker> for #name {
                 fn handle<'a>(
                     &'a self,
-                    ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
-                    next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
+                    #ctx: &'a mut ::adk::#scope_context,
+                    #next: ::adk::pipeline::Next<'a, ::adk::#scope_context>,
                 ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
                     #name::__adk_call(#cast_context, #cast_next)
                 }

@@ -690,3 +690,26 @@ fn inside_an_impl_block_only_our_error_and_the_fn_itself_are_emitted() {
     assert!(!output.contains("struct load_history"), "{output}");
     assert!(output.contains("async fn load_history"), "{output}");
 }
+
+#[test]
+fn only_a_context_written_as_an_alias_goes_through_the_same_context_check() {
+    let by_name = expand(
+        quote!(pipeline = turn_input),
+        turn_middleware(documented_body()),
+        &Placement::Free,
+    )
+    .to_string();
+    assert!(!by_name.contains("SameContext"), "{by_name}");
+    let through_alias = expand(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut Ctx, next: Next<'_, Ctx>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+        &Placement::Free,
+    )
+    .to_string();
+    assert!(through_alias.contains("SameContext"), "{through_alias}");
+}
