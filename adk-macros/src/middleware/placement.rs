@@ -257,7 +257,8 @@ fn raw_string_start(bytes: &[u8], after_word: usize, word: &str) -> Option<usize
 fn skip_char_or_lifetime(bytes: &[u8], start: usize) -> usize {
     match bytes.get(start + 1) {
         Some(b'\\') => {
-            let mut index = start + 2;
+            // Past the backslash and the escaped character, which may itself be a quote.
+            let mut index = start + 3;
             while index < bytes.len() && bytes[index] != b'\'' {
                 index += 1;
             }
@@ -330,7 +331,7 @@ mod tests {
 
     #[test]
     fn braces_in_comments_strings_chars_and_attributes_are_not_blocks() {
-        let source = "impl Agent {\n    // }\n    /* } /* nested } */ */\n    const A: &str = \"}\\\"}\";\n    const B: &str = r#\"}\"#;\n    const C: char = '}';\n    fn l<'a>(x: &'a str) -> &'a str { x }\n    #[doc = \"}\"]\n    #[middleware] async fn f() {}\n}";
+        let source = "impl Agent {\n    const Q: [char; 2] = ['\\'','{'];\n    // }\n    /* } /* nested } */ */\n    const A: &str = \"}\\\"}\";\n    const B: &str = r#\"}\"#;\n    const C: char = '}';\n    fn l<'a>(x: &'a str) -> &'a str { x }\n    #[doc = \"}\"]\n    #[middleware] async fn f() {}\n}";
         assert_eq!(
             placement_at_marker(source),
             Placement::Impl("Agent".to_owned())
