@@ -1,14 +1,15 @@
 //! The main job: a short conversation through the full runtime.
 //!
-//! The conversation is kept in `examples-data/quickstart.sqlite3` ([`SqliteStorage`]), or in the
-//! PostgreSQL database `DATABASE_URL` names when the `postgres` feature is on. Each user
-//! message is one turn: the runner stores it (`RawTurnContext::user_message`), a `turn_input`
-//! middleware loads the conversation's history from storage, a `dispatch_input` middleware
-//! spends a budget kept in the stash under typed keys, and the model (the deterministic
-//! [`ScriptedModel`] unless `OPENAI_API_KEY` or `OPENAI_BASE_URL` names a server) calls a tool in
-//! one iteration and answers in the next. Progress goes to stdout; the transcript at the end is
-//! read back from storage. Logs go to stderr at the level `RUST_LOG` asks for (warnings by
-//! default), in colour only on a terminal and never with `NO_COLOR` set.
+//! The conversation and its session state are kept in `examples-data/quickstart.sqlite3`
+//! ([`SqliteStorage`], [`SqliteSessionStore`]), or in the PostgreSQL database `DATABASE_URL`
+//! names when the `postgres` feature is on. Each user message is one turn: the runner stores it
+//! (`RawTurnContext::user_message`), a `turn_input` middleware loads the conversation's history
+//! from storage, a `dispatch_input` middleware spends a budget kept in the stash under typed
+//! keys, and the model (the deterministic [`ScriptedModel`] unless `OPENAI_API_KEY` or
+//! `OPENAI_BASE_URL` names a server) calls a tool in one iteration and answers in the next.
+//! Progress goes to stdout; the transcript at the end is read back from storage. Logs go to
+//! stderr at the level `RUST_LOG` asks for (warnings by default), in colour only on a terminal
+//! and never with `NO_COLOR` set.
 //!
 //! ```sh
 //! cargo run --example quickstart            # run it twice: the second run remembers the first
@@ -29,7 +30,7 @@ use adk::events::{Event, LogLevel};
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
-use adk::state::{InMemorySessionStore, SessionKey, SessionStore, SharedSessionStore, StateKey};
+use adk::state::{SessionKey, SessionStore, SharedSessionStore, StateKey};
 use adk::storage::{FetchWindow, SharedStorage, StorageContext};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
@@ -378,12 +379,27 @@ pub async fn forget(storage: &SharedStorage) -> Result<(), BoxError> {
 }
 
 /// Opens the store that keeps session state between runs: Google ADK's tables in the same
-/// SQLite file as the conversation. With `DATABASE_URL` set, state stays in memory for this run,
-/// because there is no PostgreSQL session store yet; no SQLite file is created.
+/// SQLite file as the conversation, or in the PostgreSQL database `options.database_url` names.
 pub async fn open_sessions(options: &Options) -> Result<SharedSessionStore, BoxError> {
-    if options.database_url.is_some() {
-        println!("session state: kept in memory for this run (no PostgreSQL session store yet)");
-        return Ok(SharedSessionStore::new(InMemorySessionStore::new()));
+    if let Some(url) = &options.database_url {
+        #[cfg(feature = "postgres")]
+        {
+            let sessions = adk::postgres::PostgresSessionStore::connect(url).await?;
+            println!(
+                "session state: Google ADK's tables in the PostgreSQL database in DATABASE_URL"
+            );
+            return Ok(SharedSessionStore::new(sessions));
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            let _ = url;
+            return Err(
+                "`DATABASE_URL` is set, but the example was built without PostgreSQL; \
+                        run `cargo run --example quickstart --features adk-examples/postgres`, \
+                        or unset it to keep session state in SQLite"
+                    .into(),
+            );
+        }
     }
     Ok(SharedSessionStore::new(
         SqliteSessionStore::open(database_path(options)).await?,

@@ -10,7 +10,6 @@
 //! Run: `cargo bench -p checked-adk --bench openai --features openai -- --measurement-time 2 --warm-up-time 1`.
 //! The ratios of criterion's medians are printed after its output.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use adk::TurnRunner;
@@ -20,6 +19,10 @@ use adk::storage::NoopStorage;
 use criterion::Criterion;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+#[path = "support/medians.rs"]
+mod medians;
+use medians::{criterion_home, median_nanoseconds};
 
 fn event(delta: &serde_json::Value) -> String {
     let chunk = serde_json::json!({
@@ -141,38 +144,14 @@ fn bench(criterion: &mut Criterion) {
     }
 }
 
-/// Where criterion wrote its estimates, resolved the way criterion resolves it.
-fn criterion_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
-    }
-    // The bench runs from `<target>/release/deps/`.
-    let executable = std::env::current_exe().ok()?;
-    Some(executable.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-fn median_milliseconds(home: &Path, group: &str, function: &str) -> Option<f64> {
-    let file = home
-        .join(group)
-        .join(function)
-        .join("new")
-        .join("estimates.json");
-    let estimates: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
-    Some(estimates["median"]["point_estimate"].as_f64()? / 1e6)
-}
-
 fn print_ratios() {
     let Some(home) = criterion_home() else {
         return;
     };
     println!("\nexecutor / baseline (criterion medians):");
     for group in ["openai_long_line", "openai_many_deltas"] {
-        let executor = median_milliseconds(&home, group, "executor");
-        let baseline = median_milliseconds(&home, group, "baseline");
+        let executor = median_nanoseconds(&home, group, "executor").map(|ns| ns / 1e6);
+        let baseline = median_nanoseconds(&home, group, "baseline").map(|ns| ns / 1e6);
         if let (Some(executor), Some(baseline)) = (executor, baseline) {
             println!(
                 "  {group:<20} executor {executor:>8.2} ms  baseline {baseline:>8.2} ms  ratio {:.2}x",

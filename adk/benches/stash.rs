@@ -5,12 +5,15 @@
 //! Figures and the machine they came from are in `docs/performance.md`.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use adk::Registry;
 use criterion::{BatchSize, Criterion};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+#[path = "support/medians.rs"]
+mod medians;
+use medians::{criterion_home, median_nanoseconds};
 
 const PATH: &str = "org-2.section-3.count";
 const POINTER: &str = "/org-2/section-3/count";
@@ -140,29 +143,6 @@ fn whole_tree_operations(criterion: &mut Criterion) {
         bencher.iter(|| stash.seed_copy())
     });
     group.finish();
-}
-
-/// Where criterion wrote its estimates, resolved the way criterion resolves it.
-fn criterion_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
-    }
-    // The bench runs from `<target>/release/deps/`.
-    let executable = std::env::current_exe().ok()?;
-    Some(executable.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-fn median_nanoseconds(home: &std::path::Path, group: &str, function: &str) -> Option<f64> {
-    let file = home
-        .join(group)
-        .join(function)
-        .join("new")
-        .join("estimates.json");
-    let estimates: Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
-    estimates["median"]["point_estimate"].as_f64()
 }
 
 fn print_ratios() {

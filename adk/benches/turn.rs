@@ -24,7 +24,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::hint::black_box;
 use std::marker::PhantomData;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,6 +35,10 @@ use adk::primitives::Message;
 use adk::storage::{FetchWindow, NoopStorage, StorageAdapter, StorageContext};
 use adk::{TurnRunner, middleware};
 use criterion::Criterion;
+
+#[path = "support/medians.rs"]
+mod medians;
+use medians::{criterion_home, median_nanoseconds};
 
 struct CountingAllocator;
 
@@ -343,19 +346,6 @@ fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) ->
     ALLOCATIONS.load(Ordering::Relaxed) - before
 }
 
-/// Where criterion wrote its estimates, resolved the way criterion resolves it.
-fn criterion_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
-    }
-    // The bench runs from `<target>/release/deps/`.
-    let executable = std::env::current_exe().ok()?;
-    Some(executable.parent()?.parent()?.parent()?.join("criterion"))
-}
-
 /// Criterion's median for a row, in nanoseconds.
 fn median(home: &std::path::Path, name: &str) -> Option<f64> {
     // Criterion names the folder after the function, with `/` and `:` made safe.
@@ -366,14 +356,7 @@ fn median(home: &std::path::Path, name: &str) -> Option<f64> {
             other => other,
         })
         .collect();
-    let file = home
-        .join("turn")
-        .join(folder)
-        .join("new")
-        .join("estimates.json");
-    let estimates: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
-    estimates["median"]["point_estimate"].as_f64()
+    median_nanoseconds(home, "turn", &folder)
 }
 
 fn print_summary(rows: &Rows) {

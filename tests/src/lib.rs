@@ -7,9 +7,11 @@
 //!   pipeline and writes `name-pre` / `name-post` into it;
 //! - [`ScriptedExecutor`] plays one [`Step`] per dispatch iteration and acknowledges once its
 //!   script runs out, so a dispatch always ends;
-//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call.
+//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call;
+//! - [`session_stores`] holds checks run against every session store.
 
 pub mod postgres_database;
+pub mod session_stores;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

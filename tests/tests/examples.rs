@@ -37,6 +37,22 @@ const FIRST_RUN: [&str; 8] = [
     r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#,
 ];
 
+/// After two runs, the `user:` question count survived both (3 questions each) and the `temp:`
+/// mark was never stored.
+async fn assert_two_runs_of_state_were_kept(sessions: &impl adk::state::SessionStore) {
+    let key = adk::state::SessionKey::new("default", "default", quickstart::CONVERSATION);
+    let session = sessions
+        .get_session(&key)
+        .await
+        .expect("reads")
+        .expect("the session");
+    assert_eq!(
+        session.state.get("user:questions_asked"),
+        Some(&serde_json::json!(6))
+    );
+    assert!(!session.state.keys().any(|key| key.starts_with("temp:")));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from_the_database() {
     let data = tempfile::tempdir().expect("a temporary folder");
@@ -63,24 +79,10 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
         second[15],
         r#"assistant: Earlier you said: "What is the weather in Oslo?", "What is 12 * (3 + 4)?", "What do you remember?", "What is the weather in Oslo?", "What is 12 * (3 + 4)?"."#
     );
-    // The `user:` count survived both runs; the `temp:` mark was never stored.
-    {
-        use adk::state::{SessionKey, SessionStore};
-        let sessions = adk::sqlite::SqliteSessionStore::open(quickstart::database_path(&options))
-            .await
-            .expect("the session tables");
-        let key = SessionKey::new("default", "default", quickstart::CONVERSATION);
-        let session = sessions
-            .get_session(&key)
-            .await
-            .expect("reads")
-            .expect("the session");
-        assert_eq!(
-            session.state.get("user:questions_asked"),
-            Some(&serde_json::json!(6))
-        );
-        assert!(!session.state.keys().any(|key| key.starts_with("temp:")));
-    }
+    let sessions = adk::sqlite::SqliteSessionStore::open(quickstart::database_path(&options))
+        .await
+        .expect("the session tables");
+    assert_two_runs_of_state_were_kept(&sessions).await;
 
     options.reset = true;
     let after_reset = quickstart::run(&options, model())
@@ -90,7 +92,7 @@ async fn quickstart_answers_with_tools_and_a_second_run_remembers_the_first_from
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names_one() {
+async fn quickstart_keeps_its_conversation_and_state_in_postgresql_when_database_url_names_one() {
     use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
 
     let Some(url) = test_url() else {
@@ -98,11 +100,11 @@ async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names
     };
     // A schema of its own, created (and migrated) first, named in the URL as libpq allows.
     let schema = fresh_schema_name("quickstart");
-    let options = fresh_options("unused")
+    let postgres = fresh_options("unused")
         .expect("a test database")
         .schema(schema.as_str())
         .expect("a plain schema name");
-    adk::postgres::PostgresStorage::connect_with(options)
+    adk::postgres::PostgresStorage::connect_with(postgres.clone())
         .await
         .expect("the schema is created");
     let separator = if url.contains('?') { '&' } else { '?' };
@@ -129,6 +131,15 @@ async fn quickstart_keeps_its_conversation_in_postgresql_when_database_url_names
         .expect("the second run");
     assert_eq!(second.len(), 16, "{second:#?}");
     assert_eq!(second[..8], FIRST_RUN);
+    // Session state is in PostgreSQL too, and no SQLite file was made for it.
+    assert!(
+        !quickstart::database_path(&options).exists(),
+        "no SQLite file"
+    );
+    let sessions = adk::postgres::PostgresSessionStore::connect_with(postgres)
+        .await
+        .expect("the session tables");
+    assert_two_runs_of_state_were_kept(&sessions).await;
 
     options.reset = true;
     let after_reset = quickstart::run(&options, model())

@@ -65,6 +65,17 @@ pub enum PostgresError {
         /// The newest migration this code knows.
         supported: i64,
     },
+    /// The Google ADK session tables in the database carry a schema version other than the
+    /// `'1'` that [`PostgresSessionStore`](super::PostgresSessionStore) reads and writes.
+    #[error(
+        "the Google ADK session tables have schema version `{found}`, but this store reads and \
+         writes version 1; migrate them with google-adk's migration tools, or connect to a \
+         different database or schema"
+    )]
+    AdkSchemaVersion {
+        /// The `schema_version` found in `adk_internal_metadata`.
+        found: String,
+    },
     /// A stored record could not be read back as the primitive it should be.
     #[error(
         "the stored {kind} `{id}` of session `{session_id}` is not a valid {kind}: {source}; \
@@ -94,20 +105,34 @@ pub enum PostgresError {
     },
 }
 
+/// A driver error during `operation`.
+pub(super) fn failed(
+    operation: impl Into<String>,
+) -> impl FnOnce(tokio_postgres::Error) -> PostgresError {
+    let operation = operation.into();
+    move |source| PostgresError::Postgres { operation, source }
+}
+
+/// A pool error while getting a connection for `operation`.
+pub(super) fn unavailable(
+    operation: impl Into<String>,
+) -> impl FnOnce(deadpool_postgres::PoolError) -> PostgresError {
+    let operation = operation.into();
+    move |source| PostgresError::Pool { operation, source }
+}
+
 /// Shorthand for the common case: a driver error during `operation`, as a storage error.
 pub(super) fn backend(
     operation: impl Into<String>,
 ) -> impl FnOnce(tokio_postgres::Error) -> crate::storage::StorageError {
-    let operation = operation.into();
-    move |source| {
-        crate::storage::StorageError::backend(PostgresError::Postgres { operation, source })
-    }
+    let failed = failed(operation);
+    move |source| crate::storage::StorageError::backend(failed(source))
 }
 
 /// A pool error while getting a connection for `operation`, as a storage error.
 pub(super) fn no_connection(
     operation: impl Into<String>,
 ) -> impl FnOnce(deadpool_postgres::PoolError) -> crate::storage::StorageError {
-    let operation = operation.into();
-    move |source| crate::storage::StorageError::backend(PostgresError::Pool { operation, source })
+    let unavailable = unavailable(operation);
+    move |source| crate::storage::StorageError::backend(unavailable(source))
 }

@@ -1,6 +1,7 @@
-//! PostgreSQL storage battery: [`PostgresStorage`], a [`StorageAdapter`] that keeps every
-//! primitive and both byte conduits in one PostgreSQL database shared by any number of
-//! processes (cargo feature `postgres`; TLS with `postgres-tls`).
+//! PostgreSQL battery: [`PostgresStorage`], a [`StorageAdapter`] that keeps every primitive and
+//! both byte conduits, and [`PostgresSessionStore`], a
+//! [`SessionStore`](crate::state::SessionStore) for session state, in one PostgreSQL database
+//! shared by any number of processes (cargo feature `postgres`; TLS with `postgres-tls`).
 //!
 //! # What is stored where
 //!
@@ -23,6 +24,11 @@
 //!   [`PostgresStorage::media_reader`]; fetched retrievables whose text was spooled here come
 //!   back with their reader attached.
 //! - Tools are not stored: a [`Tool`] holds its handler, which cannot be persisted.
+//! - Session state, through [`PostgresSessionStore`] (from [`PostgresStorage::session_store`],
+//!   on the same pool, or connected on its own): Google ADK's v1 tables (`app_states`,
+//!   `user_states`, `sessions`, ...) with `JSONB` state, shared with google-adk, and
+//!   `adk_rs_middleware_state` for typed middleware state's records. A commit is one short
+//!   transaction under row locks, refused whole when stale.
 //!
 //! The tables are prefixed `adk_rs_` so they can share a database with a Google ADK
 //! deployment's tables. The schema is versioned in `adk_rs_migrations`; connecting applies the
@@ -66,6 +72,7 @@ mod options;
 mod records;
 mod schema;
 mod scope;
+mod session;
 
 use deadpool_postgres::Pool;
 
@@ -77,6 +84,7 @@ use crate::storage::{StorageAdapter, StorageContext, StorageError};
 
 pub use error::PostgresError;
 pub use options::{DEFAULT_POOL_SIZE, PostgresOptions};
+pub use session::PostgresSessionStore;
 /// The driver, re-exported so that [`PostgresOptions::from_config`] can be given a
 /// `tokio_postgres::Config` without a second dependency to keep in step.
 pub use tokio_postgres;
@@ -167,14 +175,16 @@ impl PostgresStorage {
     /// ```
     pub async fn connect_with(options: PostgresOptions) -> Result<Self, StorageError> {
         let pool = options.build_pool()?;
-        schema::migrate(&pool, options.schema_name()).await?;
+        schema::migrate(&pool, options.schema_name())
+            .await
+            .map_err(StorageError::backend)?;
         Ok(Self { pool })
     }
 
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 1);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 2);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {

@@ -3,9 +3,7 @@
 
 use deadpool_postgres::Pool;
 
-use crate::storage::StorageError;
-
-use super::error::{PostgresError, backend, no_connection};
+use super::error::{PostgresError, failed, unavailable};
 
 /// One step of the schema. Steps are never edited once released: a change is a new step.
 struct Migration {
@@ -65,14 +63,95 @@ CREATE TABLE adk_rs_blob_chunks (
 );
 ";
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "the six primitives and the two byte conduits",
-    sql: PRIMITIVES_AND_BYTES,
-}];
+// Google ADK's `DatabaseSessionService` v1 tables as its SQLAlchemy models create them on
+// PostgreSQL (JSONB state, naive UTC `TIMESTAMP` times, `VARCHAR` keys), so a google-adk
+// deployment and adk processes can share one state database. `IF NOT EXISTS`: google-adk may
+// have created them first, and then they are used as they are. A database holding ADK's legacy
+// tables (schema version 0, which has no `adk_internal_metadata`) is refused rather than
+// stamped as version 1. Middleware-state records live in `adk_rs_middleware_state`, which ADK
+// ignores; a session-scoped record has thread_id ''. Its session columns match ADK's
+// `VARCHAR(128)` for the foreign key; its own columns are unbounded (a record key is a type
+// name, which generics can make long).
+const ADK_SESSION_STATE: &str = "
+DO $$
+BEGIN
+    IF to_regclass('events') IS NOT NULL AND to_regclass('adk_internal_metadata') IS NULL THEN
+        RAISE EXCEPTION 'this database holds Google ADK session tables of schema version 0 '
+            '(no adk_internal_metadata table); migrate them to version 1 with google-adk''s '
+            'migration tools first';
+    END IF;
+END
+$$;
+CREATE TABLE IF NOT EXISTS adk_internal_metadata (
+    \"key\" VARCHAR(128) PRIMARY KEY,
+    value VARCHAR(256) NOT NULL
+);
+CREATE TABLE IF NOT EXISTS app_states (
+    app_name VARCHAR(128) PRIMARY KEY,
+    state JSONB NOT NULL,
+    update_time TIMESTAMP WITHOUT TIME ZONE NOT NULL
+);
+CREATE TABLE IF NOT EXISTS user_states (
+    app_name VARCHAR(128) NOT NULL,
+    user_id VARCHAR(128) NOT NULL,
+    state JSONB NOT NULL,
+    update_time TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    PRIMARY KEY (app_name, user_id)
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    app_name VARCHAR(128) NOT NULL,
+    user_id VARCHAR(128) NOT NULL,
+    id VARCHAR(128) NOT NULL,
+    state JSONB NOT NULL,
+    create_time TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    update_time TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    PRIMARY KEY (app_name, user_id, id)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id VARCHAR(128) NOT NULL,
+    app_name VARCHAR(128) NOT NULL,
+    user_id VARCHAR(128) NOT NULL,
+    session_id VARCHAR(128) NOT NULL,
+    invocation_id VARCHAR(256) NOT NULL,
+    timestamp TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+    event_data JSONB,
+    PRIMARY KEY (id, app_name, user_id, session_id),
+    FOREIGN KEY (app_name, user_id, session_id)
+        REFERENCES sessions (app_name, user_id, id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS idx_events_app_user_session_ts_id
+    ON events (app_name, user_id, session_id, timestamp DESC, id DESC);
+INSERT INTO adk_internal_metadata (\"key\", value) VALUES ('schema_version', '1')
+    ON CONFLICT (\"key\") DO NOTHING;
+CREATE TABLE adk_rs_middleware_state (
+    app_name VARCHAR(128) NOT NULL,
+    user_id VARCHAR(128) NOT NULL,
+    session_id VARCHAR(128) NOT NULL,
+    thread_id TEXT NOT NULL,
+    record_key TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    record JSONB NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id, thread_id, record_key),
+    FOREIGN KEY (app_name, user_id, session_id)
+        REFERENCES sessions (app_name, user_id, id) ON DELETE CASCADE
+);
+";
+
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "the six primitives and the two byte conduits",
+        sql: PRIMITIVES_AND_BYTES,
+    },
+    Migration {
+        version: 2,
+        description: "session state in Google ADK's v1 tables, and middleware-state records",
+        sql: ADK_SESSION_STATE,
+    },
+];
 
 /// The newest schema version this code writes and reads.
-pub(super) const SCHEMA_VERSION: i64 = 1;
+pub(super) const SCHEMA_VERSION: i64 = 2;
 
 // Any constant will do, as long as it is the same in every process: it serializes concurrent
 // migrations of one database (advisory locks are per database, held until the commit).
@@ -80,20 +159,20 @@ const MIGRATION_LOCK: i64 = 0x6164_6b5f_7273_0001;
 
 /// Brings the database (or the configured schema in it) up to [`SCHEMA_VERSION`], refusing one
 /// that is already newer, then removes byte writes abandoned by crashed processes.
-pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), StorageError> {
+pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), PostgresError> {
     let operation = "migrating the adk schema";
-    let mut client = pool.get().await.map_err(no_connection(operation))?;
-    let transaction = client.transaction().await.map_err(backend(operation))?;
+    let mut client = pool.get().await.map_err(unavailable(operation))?;
+    let transaction = client.transaction().await.map_err(failed(operation))?;
     transaction
         .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
-        .map_err(backend("waiting for other processes' migrations"))?;
+        .map_err(failed("waiting for other processes' migrations"))?;
     if let Some(schema) = schema {
         // A plain identifier (checked by PostgresOptions::schema), so quoting it is enough.
         transaction
             .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
             .await
-            .map_err(backend(format!("creating the schema `{schema}`")))?;
+            .map_err(failed(format!("creating the schema `{schema}`")))?;
     }
     transaction
         .batch_execute(
@@ -104,26 +183,26 @@ pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), Sto
              )",
         )
         .await
-        .map_err(backend("creating the migrations table"))?;
+        .map_err(failed("creating the migrations table"))?;
     let found: i64 = transaction
         .query_one(
             "SELECT COALESCE(MAX(version), 0)::BIGINT FROM adk_rs_migrations",
             &[],
         )
         .await
-        .map_err(backend("reading the schema version"))?
+        .map_err(failed("reading the schema version"))?
         .get(0);
     if found > SCHEMA_VERSION {
-        return Err(StorageError::backend(PostgresError::SchemaTooNew {
+        return Err(PostgresError::SchemaTooNew {
             found,
             supported: SCHEMA_VERSION,
-        }));
+        });
     }
     for migration in MIGRATIONS.iter().filter(|step| step.version > found) {
         transaction
             .batch_execute(migration.sql)
             .await
-            .map_err(backend(format!(
+            .map_err(failed(format!(
                 "applying migration {} ({})",
                 migration.version, migration.description
             )))?;
@@ -133,9 +212,9 @@ pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), Sto
                 &[&migration.version, &migration.description],
             )
             .await
-            .map_err(backend("recording a migration"))?;
+            .map_err(failed("recording a migration"))?;
     }
-    transaction.commit().await.map_err(backend(operation))?;
+    transaction.commit().await.map_err(failed(operation))?;
     // A process killed during a streamed byte write leaves an incomplete blob nobody can see.
     // A day is far longer than any upload, so nothing still being written is removed.
     client
@@ -144,6 +223,6 @@ pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), Sto
             &[],
         )
         .await
-        .map_err(backend("removing abandoned byte writes"))?;
+        .map_err(failed("removing abandoned byte writes"))?;
     Ok(())
 }

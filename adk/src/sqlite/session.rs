@@ -572,6 +572,11 @@ impl SessionStore for SqliteSessionStore {
         from: &ThreadId,
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
+        if from == to {
+            // Replacing a thread's records with themselves: deleting the target first would
+            // lose them.
+            return Ok(());
+        }
         let (key, from, to) = (key.clone(), from.clone(), to.clone());
         self.call(move |connection| {
             let tx = connection

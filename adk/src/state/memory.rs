@@ -261,6 +261,11 @@ impl SessionStore for InMemorySessionStore {
         from: &ThreadId,
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
+        if from == to {
+            // Replacing a thread's records with themselves: clearing the target first would
+            // lose them.
+            return Ok(());
+        }
         let mut stored = self.lock();
         let Some(session) = stored.sessions.get_mut(key) else {
             return Ok(());

@@ -4,8 +4,9 @@
 //! scopes told apart by key prefix ([`Scope`]: none, `app:`, `user:`, `temp:`), typed keys
 //! checked at compile time ([`StateKey`], built by [`state_key!`](crate::state_key)),
 //! instruction templating ([`template`]), and the contract of where state lives between turns
-//! ([`SessionStore`], with [`InMemorySessionStore`] here and `SqliteSessionStore` in
-//! `adk::sqlite`) plus a [`conformance`] suite for any store.
+//! ([`SessionStore`], with [`InMemorySessionStore`] here, `SqliteSessionStore` in
+//! `adk::sqlite` and `PostgresSessionStore` in `adk::postgres`) plus a [`conformance`] suite for
+//! any store.
 //!
 //! It sits between storage and the contexts: it knows ids, not pipelines. The guide is
 //! `docs/state.md`, included below.
