@@ -10,7 +10,14 @@
 //! `on_unimplemented` text, at the user's callback, instead of E0593 or E0271 deep in generated
 //! code. `do_not_recommend` keeps rustc from suggesting either impl.
 //!
-//! A third trait per callback, `Missing<Name>Method`, guards `self.<name>`: see its docs.
+//! Closures go through `<Name>Callback` (its `AsyncFnOnce` bound also gives a closure's `Ok(..)`
+//! its error type). A path to a fn is checked in three steps, each with its own message at the
+//! user's path, so the message names the part that is wrong even where rustc shortens the fn's
+//! type: `<Name>Parameters` (what it takes), [`CallbackFuture`] (that it returns a future) and
+//! `<Name>Output` (what the future resolves to), joined by [`resolve`].
+//!
+//! `Missing<Name>Method` guards `self.<name>`: see its docs. When it is what the name resolves
+//! to, `<Name>Exists` reports "`ChatStore` has no method `<name>`".
 //!
 //! `call` consumes the callback and returns its future unchanged, so the future's own `Send`-ness
 //! shows through to the `+ Send` bound of the generated `StorageAdapter` method.
