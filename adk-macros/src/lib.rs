@@ -42,7 +42,8 @@ pub fn storage_adapter(input: TokenStream) -> TokenStream {
 /// see `adk::middleware`.
 #[proc_macro_attribute]
 pub fn middleware(arguments: TokenStream, item: TokenStream) -> TokenStream {
-    middleware::expand(arguments.into(), item.into()).into()
+    let placement = middleware::placement::of_call_site();
+    middleware::expand(arguments.into(), item.into(), &placement).into()
 }
 
 /// Makes a struct typed middleware state; see `adk::middleware_state`.

@@ -64,6 +64,16 @@ impl Declaration {
 
 inventory::collect!(Declaration);
 
+/// What [`Declaration::type_name`] reports for a key declared `stash_key!("a.b" => _)`: its type
+/// is inferred where it is used, which a declaration cannot name. Such a key takes part in the
+/// parent/child check, and agrees with any type declared for the same path.
+pub const INFERRED_TYPE: &str = "_";
+
+/// [`INFERRED_TYPE`], as the function a [`Declaration`] holds.
+pub fn inferred_type() -> &'static str {
+    INFERRED_TYPE
+}
+
 /// Every declaration of `kind` linked into this program, in no particular order.
 pub fn all(kind: DeclarationKind) -> impl Iterator<Item = &'static Declaration> {
     inventory::iter::<Declaration>
@@ -226,9 +236,18 @@ fn conflicts_among(
     sorted.sort();
     for (path, type_name, location) in sorted {
         let types = by_path.entry(path).or_default();
-        if !types.iter().any(|(seen, _)| *seen == type_name) {
-            types.push((type_name, location));
+        if types.iter().any(|(seen, _)| *seen == type_name) {
+            continue;
         }
+        // An inferred type cannot disagree with a written one: keep a written type when there
+        // is one, and the inferred declaration only to locate the path.
+        if type_name == INFERRED_TYPE && !types.is_empty() {
+            continue;
+        }
+        if let [(INFERRED_TYPE, _)] = types.as_slice() {
+            types.clear();
+        }
+        types.push((type_name, location));
     }
     let mut conflicts = Vec::new();
     for (path, types) in &by_path {
@@ -292,6 +311,27 @@ mod tests {
     fn one_path_declared_twice_with_one_type_agrees() {
         let found = conflicts_among([entry("a.count", "u32", 1), entry("a.count", "u32", 9)]);
         assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn an_inferred_type_agrees_with_any_written_type_of_its_path() {
+        let found = conflicts_among([
+            entry("a.count", INFERRED_TYPE, 1),
+            entry("a.count", "u32", 5),
+            entry("a.total", "u64", 7),
+            entry("a.total", INFERRED_TYPE, 9),
+        ]);
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn a_key_with_an_inferred_type_is_still_checked_against_parents_and_children() {
+        let found = conflicts_among([
+            entry("a.policy", INFERRED_TYPE, 1),
+            entry("a.policy.mode", "String", 4),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].to_string().contains("`a.policy.mode` (declared at src/lib.rs:4) is under `a.policy` (declared at src/lib.rs:1)"));
     }
 
     #[test]

@@ -270,6 +270,12 @@ pub use adk_macros::storage_adapter;
 ///   `_ = next.run(ctx);`, `drop(next.run(ctx))` and a future stored and never awaited are
 ///   errors at the call.
 ///
+/// The struct can still be called like the fn it was written as: `load_history(ctx, next).await`
+/// runs the body (its error boxed as [`BoxError`](pipeline::BoxError)), so one middleware can
+/// wrap another. To test a middleware alone, push it on a [`Stack`](pipeline::Stack) and run that
+/// with a context from [`TurnContext::new`]. `#[middleware]` goes on a free fn: on an associated
+/// fn inside an `impl` or `trait` block it reports an error saying to move the fn out.
+///
 /// A middleware that refuses on purpose calls `ctx.abort(reason)` and names its parameter
 /// `_next`, which turns the path check off:
 ///

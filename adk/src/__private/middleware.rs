@@ -66,3 +66,7 @@ where
     use futures_util::FutureExt;
     Box::pin(future.map(into_result))
 }
+
+/// What a `#[middleware]` unit struct derefs to, so that `load_history(ctx, next)` calls it.
+pub type DirectCall<C> =
+    for<'a> fn(&'a mut C, Next<'a, C>) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>;
