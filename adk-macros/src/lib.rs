@@ -9,6 +9,7 @@
 use proc_macro::TokenStream;
 
 mod middleware;
+mod middleware_state;
 mod stash_key;
 mod state_key;
 mod storage_adapter;
@@ -41,5 +42,12 @@ pub fn storage_adapter(input: TokenStream) -> TokenStream {
 /// see `adk::middleware`.
 #[proc_macro_attribute]
 pub fn middleware(arguments: TokenStream, item: TokenStream) -> TokenStream {
-    middleware::expand(arguments.into(), item.into()).into()
+    let placement = middleware::placement::of_call_site();
+    middleware::expand(arguments.into(), item.into(), &placement).into()
+}
+
+/// Makes a struct typed middleware state; see `adk::middleware_state`.
+#[proc_macro_derive(MiddlewareState, attributes(middleware_state))]
+pub fn derive_middleware_state(input: TokenStream) -> TokenStream {
+    middleware_state::derive(input.into()).into()
 }

@@ -64,6 +64,16 @@ impl Declaration {
 
 inventory::collect!(Declaration);
 
+/// What [`Declaration::type_name`] reports for a key declared `stash_key!("a.b" => _)`: its type
+/// is inferred where it is used, which a declaration cannot name. Such a key takes part in the
+/// parent/child check, and agrees with any type declared for the same path.
+pub const INFERRED_TYPE: &str = "_";
+
+/// [`INFERRED_TYPE`], as the function a [`Declaration`] holds.
+pub fn inferred_type() -> &'static str {
+    INFERRED_TYPE
+}
+
 /// Every declaration of `kind` linked into this program, in no particular order.
 pub fn all(kind: DeclarationKind) -> impl Iterator<Item = &'static Declaration> {
     inventory::iter::<Declaration>
@@ -77,6 +87,15 @@ pub enum Conflict {
     /// One path declared with two types: a value written as one is read back as the other.
     TwoTypes {
         /// The path both declare.
+        path: &'static str,
+        /// The first declaration, as `(type, file:line)`.
+        first: (&'static str, String),
+        /// The second declaration, as `(type, file:line)`.
+        second: (&'static str, String),
+    },
+    /// One key claimed by two types whose records must not mix (checked by [`check_distinct`]).
+    SharedKey {
+        /// The key both declare.
         path: &'static str,
         /// The first declaration, as `(type, file:line)`.
         first: (&'static str, String),
@@ -104,6 +123,17 @@ impl fmt::Display for Conflict {
                 "`{path}` is declared as `{}` at {} and as `{}` at {}; a value written as one \
                  is read back as the other: give one of them another path, or declare the key \
                  once and share the constant",
+                first.0, first.1, second.0, second.1
+            ),
+            Self::SharedKey {
+                path,
+                first,
+                second,
+            } => write!(
+                formatter,
+                "`{path}` is the key of both `{}` (declared at {}) and `{}` (declared at {}); \
+                 their stored records would overwrite each other: give one of them its own key \
+                 with `#[middleware_state(key = \"...\")]`",
                 first.0, first.1, second.0, second.1
             ),
             Self::ParentAndChild { parent, child } => write!(
@@ -159,6 +189,42 @@ pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
     }
 }
 
+/// Checks that no key of `kind` is declared by two types. Unlike [`check`], keys are opaque
+/// names here: `a.b` and `a.b.c` do not conflict.
+pub fn check_distinct(kind: DeclarationKind) -> Result<(), Conflicts> {
+    let conflicts = shared_keys_among(all(kind).map(|declaration| {
+        (
+            declaration.path,
+            (declaration.type_name)(),
+            declaration.location(),
+        )
+    }));
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(Conflicts { kind, conflicts })
+    }
+}
+
+/// The keys declared by two types among `(key, type, location)` entries, sorted so a report is
+/// the same whatever order the linker gave.
+fn shared_keys_among(
+    entries: impl IntoIterator<Item = (&'static str, &'static str, String)>,
+) -> Vec<Conflict> {
+    let mut entries: Vec<_> = entries.into_iter().collect();
+    entries.sort();
+    entries.dedup_by(|later, earlier| later.0 == earlier.0 && later.1 == earlier.1);
+    entries
+        .windows(2)
+        .filter(|pair| pair[0].0 == pair[1].0)
+        .map(|pair| Conflict::SharedKey {
+            path: pair[0].0,
+            first: (pair[0].1, pair[0].2.clone()),
+            second: (pair[1].1, pair[1].2.clone()),
+        })
+        .collect()
+}
+
 /// The conflicts among `(path, type, location)` entries. Sorted by path first, so a report is
 /// the same whatever order the linker gave.
 fn conflicts_among(
@@ -170,9 +236,18 @@ fn conflicts_among(
     sorted.sort();
     for (path, type_name, location) in sorted {
         let types = by_path.entry(path).or_default();
-        if !types.iter().any(|(seen, _)| *seen == type_name) {
-            types.push((type_name, location));
+        if types.iter().any(|(seen, _)| *seen == type_name) {
+            continue;
         }
+        // An inferred type cannot disagree with a written one: keep a written type when there
+        // is one, and the inferred declaration only to locate the path.
+        if type_name == INFERRED_TYPE && !types.is_empty() {
+            continue;
+        }
+        if let [(INFERRED_TYPE, _)] = types.as_slice() {
+            types.clear();
+        }
+        types.push((type_name, location));
     }
     let mut conflicts = Vec::new();
     for (path, types) in &by_path {
@@ -214,9 +289,49 @@ mod tests {
     }
 
     #[test]
+    fn a_middleware_state_key_of_two_types_is_reported_naming_both_types() {
+        let found = shared_keys_among([
+            entry("acme.plan", "app::Plan", 4),
+            entry("acme.plan", "app::OldPlan", 12),
+            entry("acme.plan.steps", "app::Steps", 20),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let text = found[0].to_string();
+        for fragment in [
+            "`acme.plan`",
+            "`app::OldPlan` (declared at src/lib.rs:12)",
+            "`app::Plan` (declared at src/lib.rs:4)",
+            "#[middleware_state(key = ",
+        ] {
+            assert!(text.contains(fragment), "{text}");
+        }
+    }
+
+    #[test]
     fn one_path_declared_twice_with_one_type_agrees() {
         let found = conflicts_among([entry("a.count", "u32", 1), entry("a.count", "u32", 9)]);
         assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn an_inferred_type_agrees_with_any_written_type_of_its_path() {
+        let found = conflicts_among([
+            entry("a.count", INFERRED_TYPE, 1),
+            entry("a.count", "u32", 5),
+            entry("a.total", "u64", 7),
+            entry("a.total", INFERRED_TYPE, 9),
+        ]);
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn a_key_with_an_inferred_type_is_still_checked_against_parents_and_children() {
+        let found = conflicts_among([
+            entry("a.policy", INFERRED_TYPE, 1),
+            entry("a.policy.mode", "String", 4),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].to_string().contains("`a.policy.mode` (declared at src/lib.rs:4) is under `a.policy` (declared at src/lib.rs:1)"));
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //! your crate compiles:
 //! - [`stash_key!`] declares typed keys over the untyped stash and rejects malformed paths;
 //! - [`storage_adapter!`] rejects a missing callback or a wrong signature;
-//! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline.
+//! - [`#[middleware]`](macro@middleware) makes middleware that only fits its own pipeline;
+//! - [`#[derive(MiddlewareState)]`](middleware_state) declares a middleware's private typed
+//!   state, transient or persistent per session or thread, and rejects every declaration that
+//!   could not be stored or read back.
 //!
 //! The package is published as `checked-adk` (`cargo add checked-adk`); its library is named
 //! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`. Start with
@@ -33,6 +36,7 @@ pub mod events;
 pub mod gate;
 pub mod guide;
 pub mod ids;
+pub mod middleware_state;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
@@ -54,6 +58,7 @@ pub mod storage;
 #[doc(hidden)]
 pub mod __private {
     pub mod middleware;
+    pub mod middleware_state;
     pub mod stash;
     pub use inventory;
 }
@@ -267,6 +272,12 @@ pub use adk_macros::storage_adapter;
 /// - every `next.run(..)` future is awaited, returned or handed on: `next.run(ctx);`,
 ///   `_ = next.run(ctx);`, `drop(next.run(ctx))` and a future stored and never awaited are
 ///   errors at the call.
+///
+/// The struct can still be called like the fn it was written as: `load_history(ctx, next).await`
+/// runs the body (its error boxed as [`BoxError`](pipeline::BoxError)), so one middleware can
+/// wrap another. To test a middleware alone, push it on a [`Stack`](pipeline::Stack) and run that
+/// with a context from [`TurnContext::new`]. `#[middleware]` goes on a free fn: on an associated
+/// fn inside an `impl` or `trait` block it reports an error saying to move the fn out.
 ///
 /// A middleware that refuses on purpose calls `ctx.abort(reason)` and names its parameter
 /// `_next`, which turns the path check off:

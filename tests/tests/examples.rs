@@ -21,6 +21,10 @@ mod gate_approval;
 #[allow(dead_code)]
 mod abort;
 
+#[path = "../../examples/middleware_state.rs"]
+#[allow(dead_code)]
+mod middleware_state;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -205,6 +209,20 @@ async fn abort_cancels_the_turn_mid_stream_and_keeps_nothing() {
         "aborted: the caller's cancellation token was cancelled"
     );
     assert_eq!(kept, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn middleware_state_resets_transient_shares_session_and_forks_thread_state() {
+    let answers = middleware_state::run().await.expect("the example runs");
+    assert_eq!(
+        answers,
+        [
+            r#"[main] step 1; always allowed: ["search"]; model calls this turn: 1"#,
+            r#"[main] step 2; always allowed: ["search"]; model calls this turn: 1"#,
+            r#"[alt] step 3; always allowed: ["maps", "search"]; model calls this turn: 1"#,
+            r#"[main] step 3; always allowed: ["maps", "search"]; model calls this turn: 1"#,
+        ]
+    );
 }
 
 #[test]

@@ -311,3 +311,74 @@ async fn the_runner_reports_a_short_circuit_and_a_failure_with_the_middleware_na
         error.message()
     );
 }
+
+static DIRECT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[adk::middleware(pipeline = turn_input)]
+async fn loads_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+    record(&DIRECT, "loads_history pre");
+    let outcome = next.run(ctx).await;
+    record(&DIRECT, format!("loads_history post {outcome:?}"));
+    Ok(())
+}
+
+#[adk::middleware(pipeline = turn_input)]
+async fn wraps_loads_history(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    record(&DIRECT, "wrapper pre");
+    // A middleware is called like the fn it was written as; its error arrives boxed.
+    loads_history(ctx, next).await?;
+    record(&DIRECT, "wrapper post");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_middleware_called_like_a_fn_runs_its_body_around_the_rest_of_the_pipeline() {
+    let mut stack = Stack::<TurnInput>::new();
+    stack.push(wraps_loads_history);
+    let mut ctx = turn_context();
+
+    let run = stack.run(&mut ctx).await;
+
+    assert_eq!(run.outcome, Downstream::Completed);
+    assert_eq!(
+        entries(&DIRECT),
+        [
+            "wrapper pre",
+            "loads_history pre",
+            "loads_history post Completed",
+            "wrapper post"
+        ]
+    );
+}
+
+static FROM_MACRO_RULES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Declares one recording middleware per name, as a crate might for a family of similar steps.
+macro_rules! recording_middleware {
+    ($($name:ident),*) => {$(
+        #[adk::middleware(pipeline = turn_input)]
+        async fn $name(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+            record(&FROM_MACRO_RULES, stringify!($name));
+            let _ = next.run(ctx).await;
+            Ok(())
+        }
+    )*};
+}
+
+recording_middleware!(first_step, second_step);
+
+#[tokio::test]
+async fn middleware_declared_inside_a_macro_rules_expansion_runs() {
+    let mut stack = Stack::<TurnInput>::new();
+    stack.push(first_step);
+    stack.push(second_step);
+    let mut ctx = turn_context();
+
+    let run = stack.run(&mut ctx).await;
+
+    assert_eq!(run.outcome, Downstream::Completed);
+    assert_eq!(entries(&FROM_MACRO_RULES), ["first_step", "second_step"]);
+}

@@ -45,3 +45,10 @@ fn state_keys() {
     cases.pass("state/pass/*.rs");
     cases.compile_fail("state/fail/*.rs");
 }
+
+#[test]
+fn middleware_state() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("middleware_state/pass/*.rs");
+    cases.compile_fail("middleware_state/fail/*.rs");
+}

@@ -24,8 +24,12 @@ fn unit_struct(function: &MiddlewareFn) -> TokenStream {
 }
 
 /// The user's function, kept as an associated function of the struct under its own name so its
-/// body, spans, attributes and lints stay exactly as written.
-fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> TokenStream {
+/// body, spans, attributes and lints stay exactly as written; `extra_items` go in the same impl.
+fn body_function(
+    function: &MiddlewareFn,
+    extra_attributes: TokenStream,
+    extra_items: TokenStream,
+) -> TokenStream {
     let name = function.name();
     let attributes = function.other_attributes();
     let cfgs = function.cfg_attributes();
@@ -38,6 +42,8 @@ fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> Toke
             #extra_attributes
             #[doc(hidden)]
             #signature #block
+
+            #extra_items
         }
     }
 }
@@ -56,28 +62,71 @@ pub(crate) fn middleware(
     let name = function.name();
     let cfgs: Vec<_> = function.cfg_attributes().collect();
     let unit_struct = unit_struct(function);
-    let body_function = body_function(function, TokenStream::new());
     let context = signature.context;
     let output = signature.output;
     let name_text = syn::ext::IdentExt::unraw(name).to_string();
+    // The generated `ctx` and `next`, named with the call site's hygiene also inside the
+    // `quote_spanned!` below: tokens spanned at a name that came out of a `macro_rules!` would
+    // otherwise look them up in that macro's hygiene, where they do not exist ("cannot find
+    // value `ctx`").
+    let ctx = syn::Ident::new("ctx", proc_macro2::Span::call_site());
+    let next = syn::Ident::new("next", proc_macro2::Span::call_site());
+    // Spanned at the return type: a result whose error is not an error type is reported there.
+    let into_result = quote_spanned! {output.span()=>
+        <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
+    };
+    let slot = syn::Ident::new("slot", proc_macro2::Span::call_site());
+    // Spanned at the function name: a future that is not `Send` is reported there. The future
+    // is written into the slot the pipeline walk set aside for it, not boxed.
+    let place = quote_spanned! {name.span()=>
+        ::adk::__private::middleware::place(#slot, move || #name::#name(#ctx, #next), #into_result)
+    };
+    // The body placed once, in one fn that every pipeline's `handle_in_slot` and the direct call
+    // share: one instance of the future's type and conversion to solve per middleware, not one
+    // per use. The direct call (and `handle`, for callers outside a walk) gives it a slot of its
+    // own on the heap.
+    let placed_call = quote! {
+        #[doc(hidden)]
+        fn __adk_place<'a>(
+            #ctx: &'a mut #context,
+            #next: ::adk::pipeline::Next<'a, #context>,
+            #slot: ::adk::__private::middleware::Slot<'a>,
+        ) -> ::adk::__private::middleware::InSlot<'a> {
+            #place
+        }
+
+        #[doc(hidden)]
+        fn __adk_call<'a>(
+            #ctx: &'a mut #context,
+            #next: ::adk::pipeline::Next<'a, #context>,
+        ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
+            ::adk::__private::middleware::own_slot(move |#slot| #name::__adk_place(#ctx, #next, #slot))
+        }
+    };
+    let body_function = body_function(function, TokenStream::new(), placed_call);
+    // Written as the pipeline's own context (`TurnContext`, `adk::DispatchContext`), the type
+    // was already checked by name in `validate`: `handle` passes `ctx` and `next` straight on.
+    // Anything else (an alias) goes through `SameContext`, which reports a wrong one under the
+    // user's type. Fewer obligations per use keep `cargo check` close to hand-written code.
+    let written_context = super::parse::last_segment(context)
+        .filter(|segment| segment.arguments.is_none())
+        .map(|segment| segment.ident.to_string());
     let impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
-        // Spanned at the user's context type: an alias of the wrong context fails here, with
-        // `SameContext`'s message under the user's type.
-        let cast_context = quote_spanned! {context.span()=>
-            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast(ctx)
-        };
-        let cast_next = quote_spanned! {context.span()=>
-            <#context as ::adk::__private::middleware::SameContext<<#marker as ::adk::pipeline::Pipeline>::Context, #marker>>::cast_next(next)
-        };
-        // Spanned at the return type: a result whose error is not an error type is reported there.
-        let into_result = quote_spanned! {output.span()=>
-            <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
-        };
-        // Spanned at the function name: a future that is not `Send` is reported there. The
-        // future is written into the slot the pipeline walk allocated for it, not boxed.
-        let place = quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(slot, move || Self::#name(ctx, next), #into_result)
+        let scope_context = format_ident!("{}", pipeline.scope().context());
+        let (cast_context, cast_next) = if written_context.as_deref() == Some(pipeline.scope().context()) {
+            (quote!(#ctx), quote!(#next))
+        } else {
+            // Spanned at the user's context type: an alias of the wrong context fails here,
+            // with `SameContext`'s message under the user's type.
+            (
+                quote_spanned! {context.span()=>
+                    <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #marker>>::cast(#ctx)
+                },
+                quote_spanned! {context.span()=>
+                    <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #marker>>::cast_next(#next)
+                },
+            )
         };
         quote! {
             #(#cfgs)*
@@ -85,21 +134,19 @@ pub(crate) fn middleware(
             impl ::adk::pipeline::Middleware<#marker> for #name {
                 fn handle<'a>(
                     &'a self,
-                    ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
-                    next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
+                    #ctx: &'a mut ::adk::#scope_context,
+                    #next: ::adk::pipeline::Next<'a, ::adk::#scope_context>,
                 ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
-                    ::adk::__private::middleware::handle_via_slot::<#marker, Self>(self, ctx, next)
+                    ::adk::__private::middleware::handle_via_slot::<#marker, Self>(self, #ctx, #next)
                 }
 
                 fn handle_in_slot<'a>(
                     &'a self,
-                    ctx: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
-                    next: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
-                    slot: ::adk::__private::middleware::Slot<'a>,
+                    #ctx: &'a mut ::adk::#scope_context,
+                    #next: ::adk::pipeline::Next<'a, ::adk::#scope_context>,
+                    #slot: ::adk::__private::middleware::Slot<'a>,
                 ) -> ::adk::__private::middleware::InSlot<'a> {
-                    let ctx = #cast_context;
-                    let next = #cast_next;
-                    #place
+                    #name::__adk_place(#cast_context, #cast_next, #slot)
                 }
 
                 fn name(&self) -> &'static str {
@@ -108,10 +155,34 @@ pub(crate) fn middleware(
             }
         }
     });
+    let direct_call = direct_call(function, context);
     quote! {
         #unit_struct
         #body_function
         #(#impls)*
+        #direct_call
+    }
+}
+
+/// Makes `load_history(ctx, next)` a call of the middleware, as it was before `#[middleware]`
+/// turned the fn into a unit struct (without this, rustc says "expected function, found struct").
+/// A call expression derefs its callee, so the struct derefs to a fn pointer that runs the body
+/// and boxes its future; the error is boxed as in the pipeline, so the call's output is
+/// `Result<(), BoxError>`. One middleware can then call another, and a test can call one with
+/// the `next` of a `Stack` run.
+fn direct_call(function: &MiddlewareFn, context: &syn::Type) -> TokenStream {
+    let name = function.name();
+    let cfgs = function.cfg_attributes();
+    let call = quote!(::adk::__private::middleware::DirectCall<#context>);
+    quote! {
+        #(#cfgs)*
+        impl ::core::ops::Deref for #name {
+            type Target = #call;
+
+            fn deref(&self) -> &#call {
+                &(#name::__adk_call as #call)
+            }
+        }
     }
 }
 
@@ -166,6 +237,7 @@ pub(crate) fn fallback(
     let body_function = body_function(
         &function_for_body,
         quote!(#[allow(dead_code, unused_variables, clippy::all)]),
+        TokenStream::new(),
     );
     // An unknown pipeline (`dispatch_inptu`) was reported with a suggestion; implementing every
     // pipeline keeps the registration quiet whichever one the user meant.

@@ -8,6 +8,7 @@
 mod expand;
 mod next_use;
 mod parse;
+pub(crate) mod placement;
 mod validate;
 
 #[cfg(test)]
@@ -16,8 +17,14 @@ mod tests;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// Expands `#[middleware(arguments)] item`.
-pub(crate) fn expand(arguments: TokenStream, item: TokenStream) -> TokenStream {
+use placement::Placement;
+
+/// Expands `#[middleware(arguments)] item`, written at `placement`.
+pub(crate) fn expand(
+    arguments: TokenStream,
+    item: TokenStream,
+    placement: &Placement,
+) -> TokenStream {
     let function = match parse::MiddlewareFn::parse(item.clone()) {
         Ok(function) => function,
         Err(error) => {
@@ -29,6 +36,12 @@ pub(crate) fn expand(arguments: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#error #item);
         }
     };
+    if let Some(error) = placement_error(&function, placement) {
+        // Nothing else is emitted: a struct cannot go in the block, and the fn as written
+        // keeps the rest of the block compiling.
+        let error = error.to_compile_error();
+        return quote!(#error #item);
+    }
     let checked = check(arguments, &function);
     match checked {
         Checked {
@@ -69,4 +82,33 @@ fn check(arguments: TokenStream, function: &parse::MiddlewareFn) -> Checked<'_> 
         signature,
         problems,
     }
+}
+
+/// Our error for an associated fn, with the fix: the unit struct `#[middleware]` makes cannot
+/// live in an `impl` or `trait` block.
+fn placement_error(function: &parse::MiddlewareFn, placement: &Placement) -> Option<syn::Error> {
+    let name = function.name();
+    let is_method = function
+        .sig
+        .inputs
+        .iter()
+        .any(|input| matches!(input, syn::FnArg::Receiver(_)));
+    if is_method {
+        // `self` gets its own error from validation, which says to remove it.
+        return None;
+    }
+    let (block, kind) = match placement {
+        Placement::Free => return None,
+        Placement::Impl(header) => (format!("impl {header}"), "an `impl`"),
+        Placement::Trait(header) => (format!("trait {header}"), "a `trait`"),
+    };
+    Some(syn::Error::new(
+        proc_macro2::Span::call_site(),
+        format!(
+            "`#[middleware]` goes on a free `async fn`, not in `{block}`: it makes `{name}` a \
+             unit struct, which {kind} block cannot hold; move `{name}` out of the block into the \
+             module and register it as `{name}` (to give a middleware state, implement \
+             `adk::pipeline::Middleware` for your type by hand)"
+        ),
+    ))
 }

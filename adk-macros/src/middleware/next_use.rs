@@ -38,12 +38,22 @@ pub(crate) struct NextUse {
 
 /// Analyses `block`, the body of a middleware whose `next` parameter is bound to `next`.
 pub(crate) fn analyse(next: &syn::Ident, block: &syn::Block) -> NextUse {
+    // Which problems exist does not depend on the witnesses, only where they are shown.
+    let found = analyse_with(next, block, false);
+    if found.unsettled.is_empty() && found.thrown_away.is_empty() {
+        return found;
+    }
+    analyse_with(next, block, true)
+}
+
+fn analyse_with(next: &syn::Ident, block: &syn::Block, witnesses: bool) -> NextUse {
     let mut analysis = Analysis {
         scopes: vec![vec![(next.to_string(), Some(0))]],
         tokens: vec![Token::Next],
         consumed: vec![false],
         loops: Vec::new(),
         result: NextUse::default(),
+        witnesses,
     };
     let (value, flow) = analysis.block(block, Flow::Open(None));
     let flow = match analysis.consume(&value) {
@@ -107,11 +117,23 @@ struct Analysis {
     /// For each enclosing loop, the flows of its `break`s.
     loops: Vec<Vec<(Option<Flow>, TokenStream)>>,
     result: NextUse,
+    /// Whether to keep the tokens errors point at. Keeping them copies every branch's tokens,
+    /// and a body that passes needs none, so the first pass runs without them.
+    witnesses: bool,
 }
 
 type Evaluated = (Value, Option<Flow>);
 
 impl Analysis {
+    /// `tokens` as the place an error would point at, when this pass keeps them.
+    fn witness(&self, tokens: &dyn ToTokens) -> TokenStream {
+        if self.witnesses {
+            tokens.to_token_stream()
+        } else {
+            TokenStream::new()
+        }
+    }
+
     fn lookup(&self, name: &str) -> Option<usize> {
         self.scopes
             .iter()
@@ -310,7 +332,7 @@ impl Analysis {
                 let value = match receiver {
                     Value::Next if call.method == "run" => Value::Future {
                         token: None,
-                        call: call.to_token_stream(),
+                        call: self.witness(call),
                     },
                     // `next.pipeline()` reads; it does not run the chain.
                     Value::Next => Value::Other,
@@ -348,7 +370,8 @@ impl Analysis {
                     && !settled
                     && !error
                 {
-                    self.result.unsettled.push(Some(returned.to_token_stream()));
+                    let witness = self.witness(returned);
+                    self.result.unsettled.push(Some(witness));
                 }
                 (Value::Other, None)
             }
@@ -369,7 +392,7 @@ impl Analysis {
                     let (value, fall) = self.block(&block.block, flow);
                     let breaks = self.loops.pop().unwrap_or_default();
                     let mut branches = breaks;
-                    branches.push((fall, block.block.to_token_stream()));
+                    branches.push((fall, self.witness(&block.block)));
                     return (value, merge(branches));
                 }
                 self.block(&block.block, flow)
@@ -444,8 +467,9 @@ impl Analysis {
                 } else {
                     flow
                 };
+                let tokens = self.witness(broken);
                 if let Some(breaks) = self.loops.last_mut() {
-                    breaks.push((flow, broken.to_token_stream()));
+                    breaks.push((flow, tokens));
                 }
                 (Value::Other, None)
             }
@@ -563,16 +587,22 @@ impl Analysis {
         };
         let (then_value, then_flow) = self.block(&branch.then_branch, then_entry);
         self.scopes.pop();
-        let then_tokens = branch.then_branch.to_token_stream();
+        let then_tokens = self.witness(&branch.then_branch);
         let (else_value, else_flow, else_tokens) = match &branch.else_branch {
             Some((_, otherwise)) => {
                 let (value, flow) = self.expr(otherwise, else_entry);
-                (value, flow, otherwise.to_token_stream())
+                let tokens = self.witness(otherwise);
+                (value, flow, tokens)
             }
             None => {
                 let if_token = &branch.if_token;
                 let cond = &branch.cond;
-                (Value::Other, Some(else_entry), quote!(#if_token #cond))
+                let tokens = if self.witnesses {
+                    quote!(#if_token #cond)
+                } else {
+                    TokenStream::new()
+                };
+                (Value::Other, Some(else_entry), tokens)
             }
         };
         let value = match then_value {
@@ -614,7 +644,7 @@ impl Analysis {
             if matches!(value, Value::Other) {
                 value = arm_value;
             }
-            branches.push((arm_flow, arm.pat.to_token_stream()));
+            branches.push((arm_flow, self.witness(&arm.pat)));
         }
         (value, merge(branches))
     }

@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::parse::MiddlewareFn;
+use super::placement::Placement;
 use super::validate::{Pipeline, suggestion};
 use super::{check, expand};
 
@@ -508,6 +509,7 @@ fn a_valid_function_expands_to_a_struct_and_one_impl_per_pipeline() {
                 Ok(())
             }
         },
+        &Placement::Free,
     )
     .to_string();
     assert!(output.contains("pub struct count ;"), "{output}");
@@ -528,6 +530,7 @@ fn an_invalid_function_still_expands_to_its_struct_and_body() {
     let output = expand(
         quote!(pipeline = turn_inptu),
         turn_middleware(documented_body()),
+        &Placement::Free,
     )
     .to_string();
     assert!(output.contains("compile_error"), "{output}");
@@ -548,6 +551,7 @@ fn a_known_pipeline_keeps_its_impl_after_a_signature_error() {
     let output = expand(
         quote!(pipeline = turn_input),
         turn_middleware(quote!(Ok(()))),
+        &Placement::Free,
     )
     .to_string();
     assert!(output.contains("compile_error"), "{output}");
@@ -663,6 +667,7 @@ fn a_body_that_does_not_parse_is_left_to_rustc() {
     let output = expand(
         quote!(pipeline = turn_input),
         turn_middleware(quote! { let x = ; Ok(()) }),
+        &Placement::Free,
     )
     .to_string();
     assert!(!output.contains("compile_error"), "{output}");
@@ -670,4 +675,41 @@ fn a_body_that_does_not_parse_is_left_to_rustc() {
         output.contains("Middleware < :: adk :: pipeline :: TurnInput > for load_history"),
         "{output}"
     );
+}
+
+#[test]
+fn inside_an_impl_block_only_our_error_and_the_fn_itself_are_emitted() {
+    let output = expand(
+        quote!(pipeline = turn_input),
+        turn_middleware(documented_body()),
+        &Placement::Impl("Agent".to_owned()),
+    )
+    .to_string();
+    assert_eq!(output.matches("compile_error").count(), 1, "{output}");
+    assert!(output.contains("not in `impl Agent`"), "{output}");
+    assert!(!output.contains("struct load_history"), "{output}");
+    assert!(output.contains("async fn load_history"), "{output}");
+}
+
+#[test]
+fn only_a_context_written_as_an_alias_goes_through_the_same_context_check() {
+    let by_name = expand(
+        quote!(pipeline = turn_input),
+        turn_middleware(documented_body()),
+        &Placement::Free,
+    )
+    .to_string();
+    assert!(!by_name.contains("SameContext"), "{by_name}");
+    let through_alias = expand(
+        quote!(pipeline = turn_input),
+        quote! {
+            async fn load_history(ctx: &mut Ctx, next: Next<'_, Ctx>) -> Result<(), BoxError> {
+                let _ = next.run(ctx).await;
+                Ok(())
+            }
+        },
+        &Placement::Free,
+    )
+    .to_string();
+    assert!(through_alias.contains("SameContext"), "{through_alias}");
 }

@@ -27,24 +27,33 @@ fn constructor(value_type: Option<&Type>, path: Option<&LitStr>) -> TokenStream 
 /// `adk::declarations::check` can compare it with the keys declared elsewhere. `at` places the
 /// recorded line.
 fn declared_key(value_type: &Type, path: &LitStr, at: Span) -> TokenStream {
-    if let Type::Infer(_) = value_type {
-        // `stash_key!("a.b" => _)` takes its type from where it is used, which an item cannot
-        // name: the type is checked through the key, and the key is not collected.
-        let key = constructor(Some(value_type), Some(path));
-        return quote!(::adk::__private::stash::checked_key(#key));
-    }
-    let assertion = quote_spanned! {value_type.span()=>
-        ::adk::__private::stash::assert_stash_value::<#value_type>();
-    };
     let location = quote_spanned!(at=> file: ::core::file!(), line: ::core::line!());
     let key = constructor(Some(value_type), Some(path));
+    // `stash_key!("a.b" => _)` takes its type from where it is used, which the declaration
+    // cannot name: the type is checked through the key, and the key is collected with
+    // `INFERRED_TYPE`, so its path is still checked against the others.
+    let (assertion, type_name, key) = if let Type::Infer(_) = value_type {
+        (
+            TokenStream::new(),
+            quote!(::adk::declarations::inferred_type),
+            quote!(::adk::__private::stash::checked_key(#key)),
+        )
+    } else {
+        (
+            quote_spanned! {value_type.span()=>
+                ::adk::__private::stash::assert_stash_value::<#value_type>();
+            },
+            quote!(::core::any::type_name::<#value_type>),
+            key,
+        )
+    };
     quote!({
         #assertion
         ::adk::__private::inventory::submit! {
             ::adk::declarations::Declaration {
                 kind: ::adk::declarations::DeclarationKind::STASH_KEY,
                 path: #path,
-                type_name: ::core::any::type_name::<#value_type>,
+                type_name: #type_name,
                 #location,
             }
         }

@@ -171,9 +171,10 @@ fn arguments(callback: &Callback) -> Vec<Ident> {
 /// the trait's own methods are in scope: there, `Self::fetch_messages` would resolve to the method
 /// being generated whenever the adapter has no inherent `fetch_messages`, and call itself. Here it
 /// resolves to the inherent method when there is one; otherwise, when the name is a callback's, to
-/// the `Missing<Name>Method` guard brought into scope below, whose where-clause reports the missing
-/// method in our words (or, if the user imported `StorageAdapter`, to an E0034 ambiguity naming the
-/// guard). Either way the build fails instead of recursing at run time.
+/// the placeholder of the `Missing<Name>Method` guard brought into scope below, which the
+/// `<Name>Exists` check reports as "`ChatStore` has no method `delete_message`" (or, if the user
+/// imported `StorageAdapter`, to an E0034 ambiguity naming the guard). Either way the build fails
+/// instead of recursing at run time.
 fn method_helper(
     adapter: &Adapter,
     callback: &Callback,
@@ -207,7 +208,15 @@ fn method_helper(
         .find(|known| inherent == known.name)
         .map(|known| {
             let guard = format_ident!("Missing{}Method", known.camel_case());
-            quote!(#[allow(unused_imports)] use ::adk::storage::callback::#guard as _;)
+            let exists = format_ident!("{}Exists", known.camel_case());
+            let exists_check = quote_spanned! {self_span=>
+                <_ as ::adk::storage::callback::#exists<#adapter_type>>::exists(#method_path);
+            };
+            quote! {
+                #[allow(unused_imports)]
+                use ::adk::storage::callback::#guard as _;
+                #exists_check
+            }
         });
     let call = quote_spanned! {name_span=>
         ::adk::storage::callback::#checker::call(#method_path, #state, #context #(, #arguments)*)
@@ -227,7 +236,14 @@ fn method_helper(
     (tokens, helper)
 }
 
-/// Calls a function or closure entry through its `<Name>Callback` checker trait.
+/// Calls a function or closure entry through its checker traits.
+///
+/// A closure goes through `<Name>Callback`, whose `AsyncFnOnce` bound also gives the closure's
+/// `Ok(..)` its error type. A path to a fn is checked in three steps, each with its own message
+/// at the user's path: its parameters (`<Name>Parameters`), that it returns a future
+/// (`CallbackFuture`), and what the future resolves to (`<Name>Output`). rustc shortens long
+/// types in a user's crate (`Output = ...`); naming the part that is wrong keeps the message
+/// readable there.
 fn call_entry(
     callback: &Callback,
     entry: &Entry,
@@ -237,16 +253,34 @@ fn call_entry(
     // Spanned at the entry's name: rustc's "required by a bound introduced by this call" then
     // underlines the name, and our message underlines the callback.
     let name_span = entry.name.span();
-    let checker = format_ident!("{}Callback", callback.camel_case(), span = name_span);
-    let callback = match &entry.callback {
-        CallbackExpr::Closure(closure) => {
-            let closure = annotate_closure(callback, closure);
-            quote!(#closure)
+    let closure = match &entry.callback {
+        CallbackExpr::Closure(closure) => annotate_closure(callback, closure),
+        CallbackExpr::Function(expr) | CallbackExpr::Method { expr, .. } => {
+            let camel = callback.camel_case();
+            let parameters = format_ident!("{}Parameters", camel, span = name_span);
+            let output = format_ident!("{}Output", camel);
+            let expr_span = syn::spanned::Spanned::span(expr);
+            // Each step is its own statement so each error has the callback under its caret
+            // and the entry's name as "required by a bound introduced by this call".
+            let returned = Ident::new("returned", Span::mixed_site().located_at(expr_span));
+            let call = quote_spanned! {name_span=>
+                ::adk::storage::callback::#parameters::call(#expr, #context #(, #arguments)*)
+            };
+            let into_future = quote_spanned! {name_span=>
+                ::adk::storage::callback::CallbackFuture::into_callback_future
+            };
+            let into_output = quote_spanned! {expr_span=>
+                <_ as ::adk::storage::callback::#output>::into_output
+            };
+            return quote! {{
+                let #returned = #call;
+                ::adk::storage::callback::resolve(#into_future(#returned), #into_output)
+            }};
         }
-        CallbackExpr::Function(expr) | CallbackExpr::Method { expr, .. } => quote!(#expr),
     };
+    let checker = format_ident!("{}Callback", callback.camel_case(), span = name_span);
     quote_spanned! {name_span=>
-        ::adk::storage::callback::#checker::call(#callback, #context #(, #arguments)*)
+        ::adk::storage::callback::#checker::call(#closure, #context #(, #arguments)*)
     }
 }
 

@@ -85,3 +85,7 @@ where
 {
     own_slot(|slot| middleware.handle_in_slot(ctx, next, slot))
 }
+
+/// What a `#[middleware]` unit struct derefs to, so that `load_history(ctx, next)` calls it.
+pub type DirectCall<C> =
+    for<'a> fn(&'a mut C, Next<'a, C>) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>;

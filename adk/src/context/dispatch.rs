@@ -98,7 +98,7 @@ pub struct DispatchContext {
     /// The tools the model may call in this dispatch (a copy: changes do not reach the turn).
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
-    state: State,
+    pub(crate) state: State,
     /// `{turn_id}/dispatch`, made on first use: events and executors ask for it, a mocked
     /// turn with nobody observing never does.
     id: OnceLock<Arc<str>>,
@@ -415,6 +415,7 @@ impl DispatchContext {
 }
 
 super::storage_methods::storage_methods!(DispatchContext);
+super::middleware_state_methods::middleware_state_methods!(DispatchContext);
 
 impl DispatchContext {
     /// Opens a gate and waits until it is answered, times out, or the dispatch (or the turn) is aborted; see

@@ -4,6 +4,7 @@
 mod abort;
 mod collection;
 mod dispatch;
+mod middleware_state_methods;
 mod raw;
 mod storage_methods;
 mod turn;

@@ -351,6 +351,7 @@ impl TurnContext {
 }
 
 super::storage_methods::storage_methods!(TurnContext);
+super::middleware_state_methods::middleware_state_methods!(TurnContext);
 
 impl TurnContext {
     /// Opens a gate and waits until it is answered, times out, or the turn is aborted; see

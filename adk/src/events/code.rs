@@ -60,6 +60,9 @@ pub enum ErrorCode {
     /// The turn's state commit would overwrite keys another turn changed after this turn
     /// loaded them; nothing of it was stored.
     StaleState,
+    /// A middleware state could not be encoded for the turn's commit; nothing of the commit was
+    /// stored.
+    MiddlewareStateSaveFailed,
 }
 
 impl ErrorCode {
@@ -88,6 +91,7 @@ impl ErrorCode {
             Self::StateLoadFailed => "E_STATE_LOAD_FAILED",
             Self::StateCommitFailed => "E_STATE_COMMIT_FAILED",
             Self::StaleState => "E_STATE_STALE",
+            Self::MiddlewareStateSaveFailed => "E_MIDDLEWARE_STATE_SAVE_FAILED",
         }
     }
 }

@@ -175,6 +175,23 @@ pub enum Event {
         /// The statistics.
         stats: GenerationStats,
     },
+    /// A stored middleware state record could not be read as its type when the turn started
+    /// (another version without `migrate`, JSON of another shape, or a refused migration). The
+    /// record is kept; the state starts from its default only with `default_on_mismatch`.
+    MiddlewareStateMismatch {
+        /// The turn.
+        turn_id: TurnId,
+        /// The type, the stored and current versions, and why.
+        mismatch: crate::middleware_state::Mismatch,
+    },
+    /// A stored middleware state record that no persistent type of this program reads. It is
+    /// kept in the store; each key is reported once per runner.
+    MiddlewareStateUnknown {
+        /// The turn that loaded it.
+        turn_id: TurnId,
+        /// The record's key, scope and version.
+        record: crate::middleware_state::UnknownRecord,
+    },
     /// Something failed. The turn goes on or ends as the lifecycle says; `run` still returns.
     Error {
         /// The turn.
@@ -204,6 +221,8 @@ impl Event {
             Self::ToolCall(_) => "toolCall",
             Self::Log(_) => "log",
             Self::GenerationStats { .. } => "generationStats",
+            Self::MiddlewareStateMismatch { .. } => "middlewareStateMismatch",
+            Self::MiddlewareStateUnknown { .. } => "middlewareStateUnknown",
             Self::Error { .. } => "error",
         }
     }
@@ -372,6 +391,17 @@ fn mirror_to_tracing(event: &Event) {
         },
         Event::GenerationStats { stats, .. } => {
             tracing::debug!(target: "adk::events", ?stats, "generation stats");
+        }
+        Event::MiddlewareStateMismatch { mismatch, .. } => {
+            tracing::warn!(target: "adk::events", key = %mismatch.key, "{mismatch}");
+        }
+        Event::MiddlewareStateUnknown { record, .. } => {
+            tracing::warn!(
+                target: "adk::events",
+                key = %record.key,
+                version = record.version,
+                "a stored middleware state record has no persistent type in this program; it is kept"
+            );
         }
         Event::Error { error, .. } => {
             tracing::warn!(

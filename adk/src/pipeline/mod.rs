@@ -189,8 +189,8 @@ impl Downstream {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not middleware for the `{P}` pipeline",
     label = "this middleware cannot be registered here",
-    note = "`#[middleware(pipeline = ...)]` fixes the pipelines a middleware fits: register it on one of them, or add this pipeline to its list",
-    note = "closures become middleware through `adk::pipeline::from_fn`"
+    note = "a closure becomes middleware through `adk::pipeline::from_fn(|ctx, next| async move {{ .. }})`",
+    note = "a `#[middleware(pipeline = ...)]` fn fits only the pipelines it lists: register it on one of them, or add this pipeline to its list"
 )]
 pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
     /// Runs this middleware: the pre-step, then `next.run(ctx).await`, then the post-step.

@@ -232,15 +232,19 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     ///
     /// In debug builds only, when two stash keys declared anywhere in the program disagree (one
     /// path with two types, or a path under another); see
-    /// [`crate::stash::check_declared_keys`]. Such keys lose data silently at run time, so the
-    /// check runs before any turn can.
+    /// [`crate::stash::check_declared_keys`]; or when two middleware state types share a key
+    /// (see [`crate::middleware_state::check_declared_keys`]). Such keys lose data silently at
+    /// run time, so the check runs before any turn can.
     pub fn build(self) -> TurnRunner
     where
         S: HasStorage,
         X: HasExecutor,
     {
         #[cfg(debug_assertions)]
-        crate::stash::assert_declared_keys_agree();
+        {
+            crate::stash::assert_declared_keys_agree();
+            crate::middleware_state::assert_declared_keys_distinct();
+        }
         TurnRunner::from_parts(RunnerParts {
             storage: self.storage.into_storage(),
             executor: self.executor.into_executor(),
@@ -253,6 +257,7 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             max_iterations: self.max_iterations,
             session_store: self.session_store,
             output_key: self.output_key,
+            reported_unknown: std::sync::Mutex::default(),
         })
     }
 }

@@ -10,6 +10,7 @@
 mod builder;
 mod outcome;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tracing::Instrument;
@@ -54,6 +55,8 @@ pub(crate) struct RunnerParts {
     pub(crate) max_iterations: u32,
     pub(crate) session_store: Option<SharedSessionStore>,
     pub(crate) output_key: Option<StateKey<String>>,
+    /// Keys of stored middleware state records of no known type, already reported.
+    pub(crate) reported_unknown: std::sync::Mutex<HashSet<String>>,
 }
 
 /// Runs turns. Cheap to clone (an `Arc` inside), `Send + Sync`: share one runner across tokio
@@ -154,6 +157,23 @@ impl TurnRunner {
         })
     }
 
+    /// Forks a thread of a session through this runner's storage adapter and session store;
+    /// see [`Fork`](crate::middleware_state::Fork).
+    ///
+    /// # Errors
+    ///
+    /// [`ForkError`](crate::middleware_state::ForkError), including `NoSessionStore` for a
+    /// runner built without one.
+    pub async fn fork(
+        &self,
+        fork: crate::middleware_state::Fork,
+    ) -> Result<crate::middleware_state::Forked, crate::middleware_state::ForkError> {
+        let Some(store) = &self.parts.session_store else {
+            return Err(crate::middleware_state::ForkError::NoSessionStore);
+        };
+        fork.run(&self.parts.storage, store).await
+    }
+
     async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchReport> {
         let parts = &*self.parts;
         let shared = Arc::clone(&ctx.shared);
@@ -252,6 +272,7 @@ impl TurnRunner {
         match store.load_turn(&key, storage.thread_id()).await {
             Ok(loaded) => {
                 ctx.state = State::from_loaded(loaded);
+                self.report_middleware_records(ctx);
                 true
             }
             Err(error) => {
@@ -263,6 +284,38 @@ impl TurnRunner {
                     .with_source(error),
                 );
                 false
+            }
+        }
+    }
+
+    /// Reports the middleware state records the load could not turn into typed state: every
+    /// mismatch, and each unknown key once per runner.
+    fn report_middleware_records(&self, ctx: &mut TurnContext) {
+        let Some(typed) = ctx.state.middleware_states_in_use() else {
+            return;
+        };
+        let (mismatches, unknown) = typed.take_reports();
+        let turn_id = ctx.turn_id().clone();
+        for mismatch in mismatches {
+            ctx.shared.events.emit(Event::MiddlewareStateMismatch {
+                turn_id: turn_id.clone(),
+                mismatch,
+            });
+        }
+        if unknown.is_empty() {
+            return;
+        }
+        let mut reported = self
+            .parts
+            .reported_unknown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for record in unknown {
+            if reported.insert(record.key.clone()) {
+                ctx.shared.events.emit(Event::MiddlewareStateUnknown {
+                    turn_id: turn_id.clone(),
+                    record,
+                });
             }
         }
     }
@@ -296,7 +349,21 @@ impl TurnRunner {
             return;
         }
         let storage = ctx.storage_context();
-        let commit = ctx.state.to_commit(storage.thread_id());
+        let mut commit = ctx.state.to_commit(storage.thread_id());
+        let writes = ctx.state.middleware_states().writes(storage.thread_id());
+        match writes {
+            Ok(writes) => commit.middleware.extend(writes),
+            Err(error) => {
+                ctx.shared.report_error(
+                    TurnError::new(
+                        ErrorCode::MiddlewareStateSaveFailed,
+                        format!("the turn's state was not committed: {error}"),
+                    )
+                    .with_source(error),
+                );
+                return;
+            }
+        }
         if commit.is_empty() {
             return;
         }

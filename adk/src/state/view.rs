@@ -10,6 +10,7 @@ use super::records::{MiddlewareStateRecord, MiddlewareStateWrite};
 use super::store::{LoadedTurn, StateWrite, TurnCommit};
 use super::{Scope, StateError, StateKey, StateValue};
 use crate::ids::ThreadId;
+use crate::middleware_state::MiddlewareStates;
 
 /// One recorded change to a key: a new value (JSON `null` included) or a deletion.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +56,9 @@ pub struct State {
     journal: Option<Vec<(String, StateChange)>>,
     middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
     middleware_writes: Vec<MiddlewareStateWrite>,
+    /// Typed middleware state, decoded from `middleware_loaded`. `None` until a turn loads a
+    /// record or writes a state, so a turn that uses none pays for one word, not a map.
+    typed: Option<Box<MiddlewareStates>>,
 }
 
 impl Default for State {
@@ -71,6 +75,7 @@ impl Default for State {
             journal: None,
             middleware_loaded: Arc::clone(&EMPTY_MIDDLEWARE),
             middleware_writes: Vec::new(),
+            typed: None,
         }
     }
 }
@@ -92,9 +97,12 @@ impl State {
         for (name, value) in loaded.app {
             merged.insert(Scope::App.key(&name), value);
         }
+        let typed = (!loaded.middleware.is_empty())
+            .then(|| Box::new(MiddlewareStates::from_records(&loaded.middleware)));
         Self {
             loaded: Arc::new(merged),
             middleware_loaded: Arc::new(loaded.middleware),
+            typed,
             ..Self::default()
         }
     }
@@ -216,7 +224,9 @@ impl State {
     /// Whether the turn changed anything (state or middleware-state records).
     #[must_use]
     pub fn has_delta(&self) -> bool {
-        !self.changes.is_empty() || !self.middleware_writes.is_empty()
+        !self.changes.is_empty()
+            || !self.middleware_writes.is_empty()
+            || self.typed.as_ref().is_some_and(|typed| typed.has_changes())
     }
 
     /// The middleware-state records the session store loaded for this turn: the session's and
@@ -224,6 +234,31 @@ impl State {
     #[must_use]
     pub fn middleware_records(&self) -> &[MiddlewareStateRecord] {
         &self.middleware_loaded
+    }
+
+    /// The turn's typed middleware state (see [`crate::middleware_state`]).
+    #[must_use]
+    pub fn middleware_states(&self) -> &MiddlewareStates {
+        static NONE: MiddlewareStates = MiddlewareStates::EMPTY;
+        self.typed.as_deref().unwrap_or(&NONE)
+    }
+
+    /// The turn's typed middleware state, to write.
+    pub fn middleware_states_mut(&mut self) -> &mut MiddlewareStates {
+        // A dispatch's copy journals its writes, also for states it creates first.
+        let journaling = self.journal.is_some();
+        self.typed.get_or_insert_with(|| {
+            Box::new(if journaling {
+                MiddlewareStates::EMPTY.with_journal()
+            } else {
+                MiddlewareStates::EMPTY
+            })
+        })
+    }
+
+    /// The typed middleware state, when the turn loaded or wrote any.
+    pub(crate) fn middleware_states_in_use(&mut self) -> Option<&mut MiddlewareStates> {
+        self.typed.as_deref_mut()
     }
 
     /// Queues a middleware-state record write (or deletion) for the turn's commit.
@@ -243,6 +278,10 @@ impl State {
     pub(crate) fn with_journal(&self) -> Self {
         Self {
             journal: Some(Vec::new()),
+            typed: self
+                .typed
+                .as_ref()
+                .map(|typed| Box::new(typed.with_journal())),
             ..self.clone()
         }
     }
@@ -254,12 +293,18 @@ impl State {
                 turn.changes.insert(key, change);
             }
         }
+        if let Some(typed) = &mut self.typed {
+            typed.flush_journal_into(turn.middleware_states_mut());
+        }
     }
 
     /// Drops the journaled changes: the turn never sees them.
     pub(crate) fn discard_journal(&mut self) {
         if let Some(journal) = &mut self.journal {
             journal.clear();
+        }
+        if let Some(typed) = &mut self.typed {
+            typed.discard_journal();
         }
     }
 

@@ -10,7 +10,14 @@
 //! `on_unimplemented` text, at the user's callback, instead of E0593 or E0271 deep in generated
 //! code. `do_not_recommend` keeps rustc from suggesting either impl.
 //!
-//! A third trait per callback, `Missing<Name>Method`, guards `self.<name>`: see its docs.
+//! Closures go through `<Name>Callback` (its `AsyncFnOnce` bound also gives a closure's `Ok(..)`
+//! its error type). A path to a fn is checked in three steps, each with its own message at the
+//! user's path, so the message names the part that is wrong even where rustc shortens the fn's
+//! type: `<Name>Parameters` (what it takes), [`CallbackFuture`] (that it returns a future) and
+//! `<Name>Output` (what the future resolves to), joined by [`resolve`].
+//!
+//! `Missing<Name>Method` guards `self.<name>`: see its docs. When it is what the name resolves
+//! to, `<Name>Exists` reports "`ChatStore` has no method `<name>`".
 //!
 //! `call` consumes the callback and returns its future unchanged, so the future's own `Send`-ness
 //! shows through to the `+ Send` bound of the generated `StorageAdapter` method.
@@ -31,6 +38,25 @@ pub enum Valid {}
 #[derive(Debug)]
 pub enum Decoy {}
 
+/// Marks the impl of a `<Name>Method` checker for the [`NoSuchMethod`] placeholder.
+#[derive(Debug)]
+pub enum Missing {}
+
+/// What `self.<name>` resolves to when the adapter `State` has no method `<name>` and `<name>` is
+/// a callback's name: reported by the `<Name>Exists` check as "`State` has no method `<name>`".
+/// Deliberately neither `Copy` nor `Send` nor `Sync` (so a reference to it is not `Send`
+/// either): that is how the check tells it from a method, whose fn item is all three.
+pub struct NoSuchMethod<State: ?Sized>(std::marker::PhantomData<NotSendNotSync<State>>);
+
+/// `*const ()` takes away `Send` and `Sync`; `fn(&State)` names the adapter without owning one.
+type NotSendNotSync<State> = (*const (), fn(&State));
+
+impl<State: ?Sized> std::fmt::Debug for NoSuchMethod<State> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("NoSuchMethod")
+    }
+}
+
 mod sealed {
     /// Implemented by no type: the bound of the checker traits' decoy impls.
     pub trait Never {
@@ -44,6 +70,49 @@ pub fn noop() -> &'static NoopStorage {
     NoopStorage::shared()
 }
 
+/// What a callback given as a path to a fn returns: a future, whose output its callback's
+/// `<Name>Output` trait checks.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a future, but storage callbacks are `async fn`s",
+    label = "this fn returns `{Self}`; declare it `async fn`",
+    note = "a storage callback returns `Result<_, StorageError>` from an `async fn`, or from a closure `|ctx, ..| async move {{ .. }}`"
+)]
+pub trait CallbackFuture<Marker> {
+    /// The future itself.
+    type Future: Future;
+
+    /// Returns the future unchanged.
+    fn into_callback_future(self) -> Self::Future;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Future> CallbackFuture<Valid> for F {
+    type Future = F;
+
+    fn into_callback_future(self) -> F {
+        self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: sealed::Never> CallbackFuture<Decoy> for F {
+    type Future = std::future::Pending<()>;
+
+    fn into_callback_future(self) -> Self::Future {
+        self.absurd()
+    }
+}
+
+/// A callback's future with its output converted by `into_output`, a `<Name>Output` method
+/// named at the user's callback so a wrong output is reported there. No allocation: the
+/// future is only mapped.
+pub fn resolve<F: Future, T>(
+    future: F,
+    into_output: fn(F::Output) -> T,
+) -> futures_util::future::Map<F, fn(F::Output) -> T> {
+    futures_util::FutureExt::map(future, into_output)
+}
+
 macro_rules! checkers {
     ($(
         $name:ident {
@@ -55,6 +124,17 @@ macro_rules! checkers {
             callback_message: $callback_message:literal,
             callback_label: $callback_label:literal,
             callback_note: $callback_note:literal,
+            parameters_check: $Parameters:ident,
+            output_check: $OutputCheck:ident,
+            parameters_message: $parameters_message:literal,
+            parameters_label: $parameters_label:literal,
+            parameters_note: $parameters_note:literal,
+            output_message: $output_message:literal,
+            output_label: $output_label:literal,
+            exists: $Exists:ident,
+            exists_message: $exists_message:literal,
+            exists_label: $exists_label:literal,
+            exists_note: $exists_note:literal,
             method_message: $method_message:literal,
             method_label: $method_label:literal,
             method_note: $method_note:literal,
@@ -101,6 +181,60 @@ macro_rules! checkers {
             }
         }
 
+        #[doc = concat!(
+            "Checks the parameters of a `", stringify!($name), "` callback given as a path to a fn, ",
+            "and calls it. Its output is checked by `CallbackFuture` and `", stringify!($OutputCheck), "`, ",
+            "so each mistake is reported on its own."
+        )]
+        #[diagnostic::on_unimplemented(
+            message = $parameters_message,
+            label = $parameters_label,
+            note = $parameters_note
+        )]
+        pub trait $Parameters<'c, Marker> {
+            /// What the fn returns: a future, when it is an `async fn`.
+            type Returned;
+
+            /// Calls the fn.
+            fn call(self, ctx: &'c StorageContext, $($argument: $Argument,)*) -> Self::Returned;
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'c, F, R> $Parameters<'c, Valid> for F
+        where
+            F: FnOnce(&'c StorageContext, $($Argument),*) -> R,
+        {
+            type Returned = R;
+
+            fn call(self, ctx: &'c StorageContext, $($argument: $Argument,)*) -> R {
+                self(ctx, $($argument),*)
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'c, F: sealed::Never> $Parameters<'c, Decoy> for F {
+            type Returned = ();
+
+            #[allow(unused_variables)]
+            fn call(self, ctx: &'c StorageContext, $($argument: $Argument,)*) {
+                self.absurd::<()>()
+            }
+        }
+
+        #[doc = concat!("What a `", stringify!($name), "` callback's future must resolve to.")]
+        #[diagnostic::on_unimplemented(message = $output_message, label = $output_label)]
+        pub trait $OutputCheck {
+            /// The output as the `StorageAdapter` method returns it.
+            fn into_output(self) -> Result<$Output, StorageError>;
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl $OutputCheck for Result<$Output, StorageError> {
+            fn into_output(self) -> Result<$Output, StorageError> {
+                self
+            }
+        }
+
         #[doc = concat!("Checks and calls a `", stringify!($name), "` callback given as `self.method`.")]
         #[diagnostic::on_unimplemented(
             message = $method_message,
@@ -132,6 +266,19 @@ macro_rules! checkers {
             }
         }
 
+        // The placeholder passes this check so that only `Exists` reports it.
+        impl<State> $Method<State, Missing> for NoSuchMethod<State> {
+            #[allow(unused_variables)]
+            fn call(
+                self,
+                state: &State,
+                ctx: &StorageContext,
+                $($argument: $Argument,)*
+            ) -> impl Future<Output = Result<$Output, StorageError>> {
+                std::future::pending()
+            }
+        }
+
         #[diagnostic::do_not_recommend]
         impl<State, F: sealed::Never> $Method<State, Decoy> for F {
             #[allow(unused_variables)]
@@ -147,14 +294,36 @@ macro_rules! checkers {
 
         #[doc = concat!(
             "Brought into scope where `self.", stringify!($name), "` is resolved, so that when the adapter has ",
-            "no inherent `", stringify!($name), "` the name resolves to this placeholder, which fails the `",
-            stringify!($Method), "` check with a message naming the missing method, instead of to the ",
+            "no inherent `", stringify!($name), "` the name resolves to this placeholder (a [`NoSuchMethod`], ",
+            "which `", stringify!($Exists), "` reports as a missing method), instead of to the ",
             "`StorageAdapter` method being generated (which would call itself forever)."
         )]
         pub trait $Missing {
-            /// A placeholder whose signature matches no callback.
-            fn $name() {}
+            /// The placeholder.
+            #[allow(non_upper_case_globals)]
+            const $name: NoSuchMethod<Self> = NoSuchMethod(std::marker::PhantomData);
         }
+
+        #[doc = concat!(
+            "Checks that `self.", stringify!($name), "` named a method of the adapter: any method is a ",
+            "fn item, which is `Copy + Send`; the [`NoSuchMethod`] placeholder, and a reference to it, are not."
+        )]
+        #[diagnostic::on_unimplemented(
+            message = $exists_message,
+            label = $exists_label,
+            note = $exists_note
+        )]
+        pub trait $Exists<State: ?Sized> {
+            /// Nothing to do: the check is the trait bound.
+            fn exists(self)
+            where
+                Self: Sized,
+            {
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<State: ?Sized, F: Copy + Send> $Exists<State> for F {}
 
         impl<T: ?Sized> $Missing for T {}
     )*};
@@ -172,6 +341,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `fetch_memories` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<Memory>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: FetchMemoriesParameters,
+        output_check: FetchMemoriesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `fetch_memories` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `fetch_memories` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Memory>, StorageError>`",
+        output_message: "this `fetch_memories` callback resolves to `{Self}`, expected `Result<Vec<Memory>, StorageError>`",
+        output_label: "expected `Result<Vec<Memory>, StorageError>`",
+        exists: FetchMemoriesExists,
+        exists_message: "`{State}` has no method `fetch_memories`",
+        exists_label: "`self.fetch_memories` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_memories(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_memories` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Memory>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Memory>, StorageError>`",
@@ -185,6 +365,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `fetch_messages` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<Message>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: FetchMessagesParameters,
+        output_check: FetchMessagesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `fetch_messages` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `fetch_messages` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Message>, StorageError>`",
+        output_message: "this `fetch_messages` callback resolves to `{Self}`, expected `Result<Vec<Message>, StorageError>`",
+        output_label: "expected `Result<Vec<Message>, StorageError>`",
+        exists: FetchMessagesExists,
+        exists_message: "`{State}` has no method `fetch_messages`",
+        exists_label: "`self.fetch_messages` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_messages(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_messages` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Message>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Message>, StorageError>`",
@@ -198,6 +389,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `fetch_thoughts` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<Thought>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: FetchThoughtsParameters,
+        output_check: FetchThoughtsOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `fetch_thoughts` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `fetch_thoughts` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Thought>, StorageError>`",
+        output_message: "this `fetch_thoughts` callback resolves to `{Self}`, expected `Result<Vec<Thought>, StorageError>`",
+        output_label: "expected `Result<Vec<Thought>, StorageError>`",
+        exists: FetchThoughtsExists,
+        exists_message: "`{State}` has no method `fetch_thoughts`",
+        exists_label: "`self.fetch_thoughts` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_thoughts(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_thoughts` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Thought>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Thought>, StorageError>`",
@@ -211,6 +413,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `fetch_tool_calls` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: FetchToolCallsParameters,
+        output_check: FetchToolCallsOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `fetch_tool_calls` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `fetch_tool_calls` callback is `async fn(ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
+        output_message: "this `fetch_tool_calls` callback resolves to `{Self}`, expected `Result<Vec<ToolCall>, StorageError>`",
+        output_label: "expected `Result<Vec<ToolCall>, StorageError>`",
+        exists: FetchToolCallsExists,
+        exists_message: "`{State}` has no method `fetch_tool_calls`",
+        exists_label: "`self.fetch_tool_calls` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_tool_calls(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_tool_calls` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError>`",
@@ -224,6 +437,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `fetch_tools` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<Tool>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: FetchToolsParameters,
+        output_check: FetchToolsOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `fetch_tools` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `fetch_tools` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Tool>, StorageError>`",
+        output_message: "this `fetch_tools` callback resolves to `{Self}`, expected `Result<Vec<Tool>, StorageError>`",
+        output_label: "expected `Result<Vec<Tool>, StorageError>`",
+        exists: FetchToolsExists,
+        exists_message: "`{State}` has no method `fetch_tools`",
+        exists_label: "`self.fetch_tools` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_tools(&self, ctx: &StorageContext) -> Result<Vec<Tool>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_tools` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Tool>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Tool>, StorageError>`",
@@ -237,6 +461,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `fetch_retrievables` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: FetchRetrievablesParameters,
+        output_check: FetchRetrievablesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `fetch_retrievables` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `fetch_retrievables` callback is `async fn(ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
+        output_message: "this `fetch_retrievables` callback resolves to `{Self}`, expected `Result<Vec<Retrievable>, StorageError>`",
+        output_label: "expected `Result<Vec<Retrievable>, StorageError>`",
+        exists: FetchRetrievablesExists,
+        exists_message: "`{State}` has no method `fetch_retrievables`",
+        exists_label: "`self.fetch_retrievables` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn fetch_retrievables(&self, ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `fetch_retrievables` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<Retrievable>, StorageError>`",
@@ -250,6 +485,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `refresh_standing_instructions` callback",
         callback_label: "expected `async fn(&StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: RefreshStandingInstructionsParameters,
+        output_check: RefreshStandingInstructionsOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `refresh_standing_instructions` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext)`",
+        parameters_note: "a `refresh_standing_instructions` callback is `async fn(ctx: &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
+        output_message: "this `refresh_standing_instructions` callback resolves to `{Self}`, expected `Result<Vec<StandingInstruction>, StorageError>`",
+        output_label: "expected `Result<Vec<StandingInstruction>, StorageError>`",
+        exists: RefreshStandingInstructionsExists,
+        exists_message: "`{State}` has no method `refresh_standing_instructions`",
+        exists_label: "`self.refresh_standing_instructions` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn refresh_standing_instructions(&self, ctx: &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `refresh_standing_instructions` method",
         method_label: "expected `async fn(&self, &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext) -> Result<Vec<StandingInstruction>, StorageError>`",
@@ -263,6 +509,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_memory` callback",
         callback_label: "expected `async fn(&StorageContext, Memory) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, memory| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreMemoryParameters,
+        output_check: StoreMemoryOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_memory` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, memory: Memory)`",
+        parameters_note: "a `store_memory` callback is `async fn(ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
+        output_message: "this `store_memory` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: StoreMemoryExists,
+        exists_message: "`{State}` has no method `store_memory`",
+        exists_label: "`self.store_memory` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_memory` method",
         method_label: "expected `async fn(&self, &StorageContext, Memory) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
@@ -276,6 +533,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `mutate_memory` callback",
         callback_label: "expected `async fn(&StorageContext, Memory) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, memory| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: MutateMemoryParameters,
+        output_check: MutateMemoryOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `mutate_memory` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, memory: Memory)`",
+        parameters_note: "a `mutate_memory` callback is `async fn(ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
+        output_message: "this `mutate_memory` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: MutateMemoryExists,
+        exists_message: "`{State}` has no method `mutate_memory`",
+        exists_label: "`self.mutate_memory` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_memory(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_memory` method",
         method_label: "expected `async fn(&self, &StorageContext, Memory) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, memory: Memory) -> Result<(), StorageError>`",
@@ -289,6 +557,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `delete_memory` callback",
         callback_label: "expected `async fn(&StorageContext, String) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: DeleteMemoryParameters,
+        output_check: DeleteMemoryOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `delete_memory` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `delete_memory` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
+        output_message: "this `delete_memory` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteMemoryExists,
+        exists_message: "`{State}` has no method `delete_memory`",
+        exists_label: "`self.delete_memory` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_memory(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_memory` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -302,6 +581,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_message` callback",
         callback_label: "expected `async fn(&StorageContext, Message) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, message| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreMessageParameters,
+        output_check: StoreMessageOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_message` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, message: Message)`",
+        parameters_note: "a `store_message` callback is `async fn(ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
+        output_message: "this `store_message` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: StoreMessageExists,
+        exists_message: "`{State}` has no method `store_message`",
+        exists_label: "`self.store_message` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_message(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_message` method",
         method_label: "expected `async fn(&self, &StorageContext, Message) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
@@ -315,6 +605,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `mutate_message` callback",
         callback_label: "expected `async fn(&StorageContext, Message) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, message| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: MutateMessageParameters,
+        output_check: MutateMessageOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `mutate_message` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, message: Message)`",
+        parameters_note: "a `mutate_message` callback is `async fn(ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
+        output_message: "this `mutate_message` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: MutateMessageExists,
+        exists_message: "`{State}` has no method `mutate_message`",
+        exists_label: "`self.mutate_message` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_message(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_message` method",
         method_label: "expected `async fn(&self, &StorageContext, Message) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, message: Message) -> Result<(), StorageError>`",
@@ -328,6 +629,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `delete_message` callback",
         callback_label: "expected `async fn(&StorageContext, String) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: DeleteMessageParameters,
+        output_check: DeleteMessageOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `delete_message` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `delete_message` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
+        output_message: "this `delete_message` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteMessageExists,
+        exists_message: "`{State}` has no method `delete_message`",
+        exists_label: "`self.delete_message` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_message(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_message` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -341,6 +653,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_thought` callback",
         callback_label: "expected `async fn(&StorageContext, Thought) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, thought| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreThoughtParameters,
+        output_check: StoreThoughtOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_thought` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, thought: Thought)`",
+        parameters_note: "a `store_thought` callback is `async fn(ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
+        output_message: "this `store_thought` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: StoreThoughtExists,
+        exists_message: "`{State}` has no method `store_thought`",
+        exists_label: "`self.store_thought` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_thought(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_thought` method",
         method_label: "expected `async fn(&self, &StorageContext, Thought) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
@@ -354,6 +677,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `mutate_thought` callback",
         callback_label: "expected `async fn(&StorageContext, Thought) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, thought| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: MutateThoughtParameters,
+        output_check: MutateThoughtOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `mutate_thought` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, thought: Thought)`",
+        parameters_note: "a `mutate_thought` callback is `async fn(ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
+        output_message: "this `mutate_thought` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: MutateThoughtExists,
+        exists_message: "`{State}` has no method `mutate_thought`",
+        exists_label: "`self.mutate_thought` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_thought(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_thought` method",
         method_label: "expected `async fn(&self, &StorageContext, Thought) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, thought: Thought) -> Result<(), StorageError>`",
@@ -367,6 +701,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `delete_thought` callback",
         callback_label: "expected `async fn(&StorageContext, String) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: DeleteThoughtParameters,
+        output_check: DeleteThoughtOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `delete_thought` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `delete_thought` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
+        output_message: "this `delete_thought` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteThoughtExists,
+        exists_message: "`{State}` has no method `delete_thought`",
+        exists_label: "`self.delete_thought` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_thought(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_thought` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -380,6 +725,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_tool_call` callback",
         callback_label: "expected `async fn(&StorageContext, ToolCall) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, tool_call| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreToolCallParameters,
+        output_check: StoreToolCallOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_tool_call` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, tool_call: ToolCall)`",
+        parameters_note: "a `store_tool_call` callback is `async fn(ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
+        output_message: "this `store_tool_call` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: StoreToolCallExists,
+        exists_message: "`{State}` has no method `store_tool_call`",
+        exists_label: "`self.store_tool_call` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_tool_call(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_tool_call` method",
         method_label: "expected `async fn(&self, &StorageContext, ToolCall) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
@@ -393,6 +749,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `mutate_tool_call` callback",
         callback_label: "expected `async fn(&StorageContext, ToolCall) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, tool_call| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: MutateToolCallParameters,
+        output_check: MutateToolCallOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `mutate_tool_call` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, tool_call: ToolCall)`",
+        parameters_note: "a `mutate_tool_call` callback is `async fn(ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
+        output_message: "this `mutate_tool_call` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: MutateToolCallExists,
+        exists_message: "`{State}` has no method `mutate_tool_call`",
+        exists_label: "`self.mutate_tool_call` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_tool_call(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_tool_call` method",
         method_label: "expected `async fn(&self, &StorageContext, ToolCall) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, tool_call: ToolCall) -> Result<(), StorageError>`",
@@ -406,6 +773,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `delete_tool_call` callback",
         callback_label: "expected `async fn(&StorageContext, String) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: DeleteToolCallParameters,
+        output_check: DeleteToolCallOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `delete_tool_call` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `delete_tool_call` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
+        output_message: "this `delete_tool_call` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteToolCallExists,
+        exists_message: "`{State}` has no method `delete_tool_call`",
+        exists_label: "`self.delete_tool_call` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_tool_call(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_tool_call` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -419,6 +797,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_retrievable` callback",
         callback_label: "expected `async fn(&StorageContext, Retrievable) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, retrievable| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreRetrievableParameters,
+        output_check: StoreRetrievableOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_retrievable` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, retrievable: Retrievable)`",
+        parameters_note: "a `store_retrievable` callback is `async fn(ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
+        output_message: "this `store_retrievable` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: StoreRetrievableExists,
+        exists_message: "`{State}` has no method `store_retrievable`",
+        exists_label: "`self.store_retrievable` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_retrievable(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_retrievable` method",
         method_label: "expected `async fn(&self, &StorageContext, Retrievable) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
@@ -432,6 +821,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `mutate_retrievable` callback",
         callback_label: "expected `async fn(&StorageContext, Retrievable) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, retrievable| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: MutateRetrievableParameters,
+        output_check: MutateRetrievableOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `mutate_retrievable` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, retrievable: Retrievable)`",
+        parameters_note: "a `mutate_retrievable` callback is `async fn(ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
+        output_message: "this `mutate_retrievable` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: MutateRetrievableExists,
+        exists_message: "`{State}` has no method `mutate_retrievable`",
+        exists_label: "`self.mutate_retrievable` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_retrievable(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_retrievable` method",
         method_label: "expected `async fn(&self, &StorageContext, Retrievable) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, retrievable: Retrievable) -> Result<(), StorageError>`",
@@ -445,6 +845,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `delete_retrievable` callback",
         callback_label: "expected `async fn(&StorageContext, String) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: DeleteRetrievableParameters,
+        output_check: DeleteRetrievableOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `delete_retrievable` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `delete_retrievable` callback is `async fn(ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
+        output_message: "this `delete_retrievable` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteRetrievableExists,
+        exists_message: "`{State}` has no method `delete_retrievable`",
+        exists_label: "`self.delete_retrievable` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_retrievable(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_retrievable` method",
         method_label: "expected `async fn(&self, &StorageContext, String) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<(), StorageError>`",
@@ -458,6 +869,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_standing_instruction` callback",
         callback_label: "expected `async fn(&StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, instruction| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreStandingInstructionParameters,
+        output_check: StoreStandingInstructionOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_standing_instruction` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, instruction: StandingInstruction)`",
+        parameters_note: "a `store_standing_instruction` callback is `async fn(ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
+        output_message: "this `store_standing_instruction` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: StoreStandingInstructionExists,
+        exists_message: "`{State}` has no method `store_standing_instruction`",
+        exists_label: "`self.store_standing_instruction` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_standing_instruction(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_standing_instruction` method",
         method_label: "expected `async fn(&self, &StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
@@ -471,6 +893,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `mutate_standing_instruction` callback",
         callback_label: "expected `async fn(&StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, instruction| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: MutateStandingInstructionParameters,
+        output_check: MutateStandingInstructionOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `mutate_standing_instruction` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, instruction: StandingInstruction)`",
+        parameters_note: "a `mutate_standing_instruction` callback is `async fn(ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
+        output_message: "this `mutate_standing_instruction` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: MutateStandingInstructionExists,
+        exists_message: "`{State}` has no method `mutate_standing_instruction`",
+        exists_label: "`self.mutate_standing_instruction` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn mutate_standing_instruction(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `mutate_standing_instruction` method",
         method_label: "expected `async fn(&self, &StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
@@ -484,6 +917,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `delete_standing_instruction` callback",
         callback_label: "expected `async fn(&StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, instruction| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: DeleteStandingInstructionParameters,
+        output_check: DeleteStandingInstructionOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `delete_standing_instruction` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, instruction: StandingInstruction)`",
+        parameters_note: "a `delete_standing_instruction` callback is `async fn(ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
+        output_message: "this `delete_standing_instruction` callback resolves to `{Self}`, expected `Result<(), StorageError>`",
+        output_label: "expected `Result<(), StorageError>`",
+        exists: DeleteStandingInstructionExists,
+        exists_message: "`{State}` has no method `delete_standing_instruction`",
+        exists_label: "`self.delete_standing_instruction` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn delete_standing_instruction(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `delete_standing_instruction` method",
         method_label: "expected `async fn(&self, &StorageContext, StandingInstruction) -> Result<(), StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, instruction: StandingInstruction) -> Result<(), StorageError>`",
@@ -497,6 +941,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_media_bytes` callback",
         callback_label: "expected `async fn(&StorageContext, String, ConduitBytes) -> Result<MediaReader, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id, bytes| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreMediaBytesParameters,
+        output_check: StoreMediaBytesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_media_bytes` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String, bytes: ConduitBytes)`",
+        parameters_note: "a `store_media_bytes` callback is `async fn(ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<MediaReader, StorageError>`",
+        output_message: "this `store_media_bytes` callback resolves to `{Self}`, expected `Result<MediaReader, StorageError>`",
+        output_label: "expected `Result<MediaReader, StorageError>`",
+        exists: StoreMediaBytesExists,
+        exists_message: "`{State}` has no method `store_media_bytes`",
+        exists_label: "`self.store_media_bytes` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_media_bytes(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<MediaReader, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_media_bytes` method",
         method_label: "expected `async fn(&self, &StorageContext, String, ConduitBytes) -> Result<MediaReader, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<MediaReader, StorageError>`",
@@ -510,6 +965,17 @@ checkers! {
         callback_message: "`{Self}` is not a valid `store_retrievable_bytes` callback",
         callback_label: "expected `async fn(&StorageContext, String, ConduitBytes) -> Result<SpoolReader, StorageError>`",
         callback_note: "write an `async fn` with this signature, a closure `|ctx, id, bytes| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: StoreRetrievableBytesParameters,
+        output_check: StoreRetrievableBytesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `store_retrievable_bytes` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String, bytes: ConduitBytes)`",
+        parameters_note: "a `store_retrievable_bytes` callback is `async fn(ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>`",
+        output_message: "this `store_retrievable_bytes` callback resolves to `{Self}`, expected `Result<SpoolReader, StorageError>`",
+        output_label: "expected `Result<SpoolReader, StorageError>`",
+        exists: StoreRetrievableBytesExists,
+        exists_message: "`{State}` has no method `store_retrievable_bytes`",
+        exists_label: "`self.store_retrievable_bytes` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn store_retrievable_bytes(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>` to an `impl {State}` block",
         method_message: "`{Self}` is not a valid `store_retrievable_bytes` method",
         method_label: "expected `async fn(&self, &StorageContext, String, ConduitBytes) -> Result<SpoolReader, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>`",

@@ -79,6 +79,20 @@ macro_rules! erased_storage {
             )*
         }
 
+        // An adapter in an `Arc` is still an adapter, so `.storage(Arc::clone(&adapter))` keeps a
+        // typed handle without going through `SharedStorage::from_arc`.
+        impl<Adapter: StorageAdapter> StorageAdapter for Arc<Adapter> {
+            $(
+                fn $name(
+                    &self,
+                    ctx: &StorageContext,
+                    $($argument: $type),*
+                ) -> impl Future<Output = Result<$output, StorageError>> + Send {
+                    Adapter::$name(self, ctx, $($argument),*)
+                }
+            )*
+        }
+
         // A shared handle is itself an adapter, so code generic over `StorageAdapter` (such as
         // the conformance suite) accepts it. Calls forward to the inherent methods, which box
         // once.

@@ -173,3 +173,22 @@ impl StorageError {
         }
     }
 }
+
+/// `?` on an I/O error inside a storage callback: it becomes [`StorageError::Backend`], with the
+/// I/O error kept as its source. Other backend errors go through [`StorageError::backend`]:
+/// `.map_err(StorageError::backend)?`.
+///
+/// ```
+/// use adk::storage::StorageError;
+///
+/// fn read_log(path: &std::path::Path) -> Result<String, StorageError> {
+///     Ok(std::fs::read_to_string(path)?)
+/// }
+/// let error = read_log(std::path::Path::new("/no/such/adk/log")).unwrap_err();
+/// assert!(matches!(error, StorageError::Backend { .. }));
+/// ```
+impl From<std::io::Error> for StorageError {
+    fn from(error: std::io::Error) -> Self {
+        Self::backend(error)
+    }
+}

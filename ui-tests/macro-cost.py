@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""What adk's macros cost `cargo check`: 200 `#[middleware]` fns and 20 `storage_adapter!` uses,
+against the same code written by hand.
+
+Writes two crates into a temporary directory, `macros` and `by_hand`, that depend on adk by
+path and share this workspace's target directory (so adk and its dependencies, already built there, are
+not rebuilt and only the two crates are timed), with incremental compilation off. Then, alternating, it touches each crate's `src/lib.rs` and runs
+`cargo check`, measuring the CPU time (user + sys) cargo and rustc used: on a machine shared
+with other builds, CPU time moves far less than wall time. Prints each run and the medians.
+
+    python3 ui-tests/macro-cost.py            # 7 runs of each
+    python3 ui-tests/macro-cost.py --runs 11 --keep /tmp/macro-cost
+
+Record the figure and this command in docs/performance.md.
+"""
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKSPACE = os.path.dirname(HERE)
+MIDDLEWARE = 200
+ADAPTERS = 20
+
+# The 27 callbacks: (name, parameters after ctx, output).
+VALUES = ["Memory", "Message", "Thought", "ToolCall", "Tool", "Retrievable", "StandingInstruction"]
+FETCHES = [
+    ("fetch_memories", "Memory"),
+    ("fetch_messages", "Message"),
+    ("fetch_thoughts", "Thought"),
+    ("fetch_tool_calls", "ToolCall"),
+    ("fetch_tools", "Tool"),
+    ("fetch_retrievables", "Retrievable"),
+    ("refresh_standing_instructions", "StandingInstruction"),
+]
+CALLBACKS = [(name, [], f"Vec<{value}>") for name, value in FETCHES]
+for stem, value, param in [
+    ("memory", "Memory", "memory"),
+    ("message", "Message", "message"),
+    ("thought", "Thought", "thought"),
+    ("tool_call", "ToolCall", "tool_call"),
+    ("retrievable", "Retrievable", "retrievable"),
+    ("standing_instruction", "StandingInstruction", "instruction"),
+]:
+    CALLBACKS.append((f"store_{stem}", [(param, value)], "()"))
+    CALLBACKS.append((f"mutate_{stem}", [(param, value)], "()"))
+    deleted = ("instruction", "StandingInstruction") if stem == "standing_instruction" else ("id", "String")
+    CALLBACKS.append((f"delete_{stem}", [deleted], "()"))
+CALLBACKS.append(("store_media_bytes", [("id", "String"), ("bytes", "ConduitBytes")], "MediaReader"))
+CALLBACKS.append(("store_retrievable_bytes", [("id", "String"), ("bytes", "ConduitBytes")], "SpoolReader"))
+assert len(CALLBACKS) == 27
+
+PRELUDE = """#![allow(dead_code, clippy::all)]
+use std::sync::{Arc, Mutex};
+
+use adk::TurnContext;
+use adk::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use adk::pipeline::{BoxError, BoxFuture, Middleware, Next, TurnInput};
+use adk::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall};
+use adk::storage::{NoopStorage, StorageAdapter, StorageContext, StorageError};
+
+async fn delete_logged(_ctx: &StorageContext, id: String) -> Result<(), StorageError> {
+    let _ = id;
+    Ok(())
+}
+"""
+
+MIDDLEWARE_BODY = """    if ctx.is_aborted() {
+        return Ok(());
+    }
+    let _ = next.run(ctx).await;
+    Ok(())"""
+
+
+def macro_crate():
+    parts = [PRELUDE]
+    for index in range(MIDDLEWARE):
+        parts.append(
+            f"#[adk::middleware(pipeline = turn_input)]\n"
+            f"pub async fn step_{index}(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {{\n"
+            f"{MIDDLEWARE_BODY}\n}}\n"
+        )
+    for index in range(ADAPTERS):
+        parts.append(
+            f"""adk::storage_adapter! {{
+    #[derive(Clone, Default)]
+    pub struct Store{index} {{
+        messages: Arc<Mutex<Vec<Message>>>,
+    }}
+
+    impl {{
+        fetch_messages: self.all_messages,
+        store_message: |_ctx, message| async move {{
+            self.messages.lock().map_err(|_| StorageError::backend("poisoned"))?.push(message);
+            Ok(())
+        }},
+        delete_message: delete_logged,
+        ..noop
+    }}
+}}
+
+impl Store{index} {{
+    async fn all_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {{
+        Ok(self.messages.lock().map_err(|_| StorageError::backend("poisoned"))?.clone())
+    }}
+}}
+"""
+        )
+    return "\n".join(parts)
+
+
+def hand_written_crate():
+    parts = [PRELUDE]
+    for index in range(MIDDLEWARE):
+        name = f"step_{index}"
+        parts.append(
+            f"""#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct {name};
+
+impl {name} {{
+    async fn run(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {{
+{MIDDLEWARE_BODY}
+    }}
+}}
+
+impl Middleware<TurnInput> for {name} {{
+    fn handle<'a>(&'a self, ctx: &'a mut TurnContext, next: Next<'a, TurnContext>) -> BoxFuture<'a, Result<(), BoxError>> {{
+        Box::pin(Self::run(ctx, next))
+    }}
+
+    fn name(&self) -> &'static str {{
+        "{name}"
+    }}
+}}
+"""
+        )
+    for index in range(ADAPTERS):
+        methods = []
+        for name, params, output in CALLBACKS:
+            signature = "".join(f", {param}: {ty}" for param, ty in params)
+            arguments = "".join(f", {param}" for param, _ in params)
+            if name == "fetch_messages":
+                body = 'Ok(self.messages.lock().map_err(|_| StorageError::backend("poisoned"))?.clone())'
+            elif name == "store_message":
+                body = 'self.messages.lock().map_err(|_| StorageError::backend("poisoned"))?.push(message);\n        Ok(())'
+            elif name == "delete_message":
+                body = "delete_logged(ctx, id).await"
+            else:
+                body = f"StorageAdapter::{name}(NoopStorage::shared(), ctx{arguments}).await"
+            methods.append(
+                f"    async fn {name}(&self, ctx: &StorageContext{signature}) -> Result<{output}, StorageError> {{\n"
+                f"        {body}\n    }}\n"
+            )
+        parts.append(
+            f"""#[derive(Clone, Default)]
+pub struct Store{index} {{
+    messages: Arc<Mutex<Vec<Message>>>,
+}}
+
+impl StorageAdapter for Store{index} {{
+{"".join(methods)}}}
+"""
+        )
+    return "\n".join(parts)
+
+
+def write_crate(root, name, source):
+    os.makedirs(os.path.join(root, name, "src"), exist_ok=True)
+    with open(os.path.join(root, name, "Cargo.toml"), "w") as manifest:
+        manifest.write(
+            f"""[package]
+name = "{name.replace('_', '-')}"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+adk = {{ package = "checked-adk", path = "{WORKSPACE}/adk" }}
+
+[workspace]
+"""
+        )
+    with open(os.path.join(root, name, "src", "lib.rs"), "w") as lib:
+        lib.write(source)
+
+
+def cpu_seconds_of(command, cwd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode != 0:
+        sys.exit(f"`{' '.join(command)}` failed in {cwd}:\n{result.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def main():
+    global MIDDLEWARE, ADAPTERS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--keep", help="write the crates here and keep them")
+    parser.add_argument("--middleware", type=int, default=MIDDLEWARE, help="how many #[middleware] fns")
+    parser.add_argument("--adapters", type=int, default=ADAPTERS, help="how many storage_adapter! uses")
+    arguments = parser.parse_args()
+    MIDDLEWARE, ADAPTERS = arguments.middleware, arguments.adapters
+
+    root = arguments.keep or tempfile.mkdtemp(prefix="adk-macro-cost-")
+    write_crate(root, "macros", macro_crate())
+    write_crate(root, "by_hand", hand_written_crate())
+    # Incremental compilation off: a touched but unchanged file would otherwise reuse the last
+    # run's type checking, and the runs would time the cache rather than the check.
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(WORKSPACE, "target"), CARGO_INCREMENTAL="0")
+    check = ["cargo", "check", "--offline", "--quiet"]
+    # Warm-up: builds adk once into the shared target directory and proves both crates compile.
+    for crate in ("macros", "by_hand"):
+        cpu_seconds_of(check, os.path.join(root, crate), env)
+
+    samples = {"macros": [], "by_hand": []}
+    for run in range(arguments.runs):
+        for crate in ("macros", "by_hand") if run % 2 == 0 else ("by_hand", "macros"):
+            os.utime(os.path.join(root, crate, "src", "lib.rs"))
+            cpu, wall = cpu_seconds_of(check, os.path.join(root, crate), env)
+            samples[crate].append(cpu)
+            print(f"run {run + 1} {crate:8} cpu {cpu:6.2f} s  wall {wall:6.2f} s", flush=True)
+
+    macros = statistics.median(samples["macros"])
+    by_hand = statistics.median(samples["by_hand"])
+    print(
+        f"median cpu (user+sys): macros {macros:.2f} s, by hand {by_hand:.2f} s, "
+        f"ratio {macros / by_hand:.2f}x ({MIDDLEWARE} #[middleware], {ADAPTERS} storage_adapter!)"
+    )
+    if not arguments.keep:
+        shutil.rmtree(root)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+use adk::middleware_state::MiddlewareState;
+
+#[derive(MiddlewareState, Clone)]
+struct Breaker {
+    failures: u32,
+}
+
+fn main() {}
