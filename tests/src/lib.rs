@@ -7,11 +7,9 @@
 //!   pipeline and writes `name-pre` / `name-post` into it;
 //! - [`ScriptedExecutor`] plays one [`Step`] per dispatch iteration and acknowledges once its
 //!   script runs out, so a dispatch always ends;
-//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call;
-//! - [`session_stores`] holds checks run against every session store.
+//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call.
 
 pub mod postgres_database;
-pub mod session_stores;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -1205,14 +1205,3 @@ async fn a_session_id_longer_than_adks_128_characters_is_refused_whole_by_the_co
             .is_empty()
     );
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copying_a_thread_onto_itself_keeps_its_records() {
-    let Some(sessions) = sessions_fresh("self_copy").await else {
-        return;
-    };
-    adk_integration_tests::session_stores::copying_a_thread_onto_itself_keeps_its_records(
-        &sessions,
-    )
-    .await;
-}

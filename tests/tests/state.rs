@@ -633,17 +633,6 @@ async fn the_sqlite_store_passes_the_session_store_conformance_suite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copying_a_thread_onto_itself_keeps_its_records_in_memory_and_in_sqlite() {
-    use adk_integration_tests::session_stores::copying_a_thread_onto_itself_keeps_its_records;
-    copying_a_thread_onto_itself_keeps_its_records(&InMemorySessionStore::new()).await;
-    let folder = tempfile::tempdir().expect("a temporary folder");
-    let sqlite = adk::sqlite::SqliteSessionStore::open(folder.path().join("sessions.db"))
-        .await
-        .expect("opens");
-    copying_a_thread_onto_itself_keeps_its_records(&sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_rows_hold_state_exactly_as_google_adk_lays_it_out() {
     let folder = tempfile::tempdir().expect("a temporary folder");
     let path = folder.path().join("sessions.db");

@@ -46,6 +46,7 @@ pub const RULES: &[&str] = &[
     "concurrent_overwrites_of_one_key_let_exactly_one_win",
     "middleware_records_load_by_session_and_thread_scope",
     "copy_thread_records_replaces_the_target_threads_records",
+    "copying_a_thread_onto_itself_keeps_its_records",
 ];
 
 /// A rule the store broke.
@@ -495,6 +496,29 @@ impl Run {
                 self.expect_eq("the target thread's records", vec!["copied"], keys)?;
                 let source = self.ok(store.load_turn(&key, &from).await)?.middleware;
                 self.expect_eq("the source thread's records", 1, source.len())
+            }
+            "copying_a_thread_onto_itself_keeps_its_records" => {
+                // A store that clears the target before copying the source loses the thread.
+                let thread = ThreadId::from("draft");
+                let kept = MiddlewareStateRecord {
+                    scope: RecordScope::Thread(thread.clone()),
+                    key: "planner".to_owned(),
+                    version: 1,
+                    json: json!({"steps": 3}),
+                };
+                let commit = TurnCommit {
+                    thread: thread.clone(),
+                    middleware: vec![MiddlewareStateWrite::Put(kept.clone())],
+                    ..TurnCommit::default()
+                };
+                self.ok(store.commit_turn(&key, commit).await)?;
+                self.ok(store.copy_thread_records(&key, &thread, &thread).await)?;
+                let loaded = self.ok(store.load_turn(&key, &thread).await)?.middleware;
+                self.expect_eq(
+                    "the thread's records after copying it onto itself",
+                    vec![kept],
+                    loaded,
+                )
             }
             unknown => Err(self.fail(format!("no such rule: {unknown}"))),
         }
