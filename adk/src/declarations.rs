@@ -175,13 +175,30 @@ impl fmt::Display for Conflicts {
 /// Checks that no two declarations of `kind` disagree: no path with two types, no path under
 /// another declared path. The same path declared twice with one type is fine.
 pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
-    let conflicts = conflicts_among(all(kind).map(|declaration| {
-        (
-            declaration.path,
-            (declaration.type_name)(),
-            declaration.location(),
-        )
-    }));
+    check_with(kind, conflicts_among)
+}
+
+/// Checks that no key of `kind` is declared by two types. Unlike [`check`], keys are opaque
+/// names here: `a.b` and `a.b.c` do not conflict.
+pub fn check_distinct(kind: DeclarationKind) -> Result<(), Conflicts> {
+    check_with(kind, shared_keys_among)
+}
+
+/// The declarations of `kind` as `(path, type, location)` entries, judged by `find_conflicts`.
+fn check_with(
+    kind: DeclarationKind,
+    find_conflicts: fn(Entries) -> Vec<Conflict>,
+) -> Result<(), Conflicts> {
+    let entries: Entries = all(kind)
+        .map(|declaration| {
+            (
+                declaration.path,
+                (declaration.type_name)(),
+                declaration.location(),
+            )
+        })
+        .collect();
+    let conflicts = find_conflicts(entries);
     if conflicts.is_empty() {
         Ok(())
     } else {
@@ -189,22 +206,8 @@ pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
     }
 }
 
-/// Checks that no key of `kind` is declared by two types. Unlike [`check`], keys are opaque
-/// names here: `a.b` and `a.b.c` do not conflict.
-pub fn check_distinct(kind: DeclarationKind) -> Result<(), Conflicts> {
-    let conflicts = shared_keys_among(all(kind).map(|declaration| {
-        (
-            declaration.path,
-            (declaration.type_name)(),
-            declaration.location(),
-        )
-    }));
-    if conflicts.is_empty() {
-        Ok(())
-    } else {
-        Err(Conflicts { kind, conflicts })
-    }
-}
+/// `(path, type, location)` of each declaration.
+type Entries = Vec<(&'static str, &'static str, String)>;
 
 /// The keys declared by two types among `(key, type, location)` entries, sorted so a report is
 /// the same whatever order the linker gave.
