@@ -2,7 +2,7 @@
 //! dispatch share with the caller's cancellation token.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::atomic::{AtomicU8, Ordering, fence};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use std::future::Future;
@@ -82,14 +82,25 @@ impl Aborted {
 /// Reading a token takes its lock. While the runner walks a turn it watches the turn's token
 /// (see [`watch_turn`]): a waker registered on it raises a flag when it is cancelled, so the
 /// check before every middleware reads atomics and locks the token only once the flag is up.
+///
+/// The flags the check reads are one atomic byte, so the common answer ("not aborted") is one
+/// load and one compare: see [`is_quiet`](AbortState::is_quiet).
 #[derive(Debug)]
 pub(crate) struct AbortState {
-    aborted: AtomicBool,
-    /// Whether a registration made by [`watch_turn`] reports this token's cancellation.
-    watched: AtomicBool,
+    /// [`ABORTED`], [`WATCHED`], [`FIRED`] and [`TOKEN`].
+    flags: AtomicU8,
     reason: Mutex<Option<AbortReason>>,
     token: OnceLock<CancellationToken>,
 }
+
+/// `abort` was called.
+const ABORTED: u8 = 1;
+/// A registration made by [`watch_turn`] reports this token's cancellation.
+const WATCHED: u8 = 1 << 1;
+/// That registration's waker ran: the token may be cancelled.
+const FIRED: u8 = 1 << 2;
+/// The token was made (a turn's always is; a dispatch's on first use).
+const TOKEN: u8 = 1 << 3;
 
 impl AbortState {
     /// A turn's state: aborted by `abort` or by the caller's token.
@@ -98,8 +109,7 @@ impl AbortState {
             .as_ref()
             .map_or_else(CancellationToken::new, CancellationToken::child_token);
         Self {
-            aborted: AtomicBool::new(false),
-            watched: AtomicBool::new(false),
+            flags: AtomicU8::new(TOKEN),
             reason: Mutex::new(None),
             token: OnceLock::from(token),
         }
@@ -110,8 +120,7 @@ impl AbortState {
     /// context checks through the turn's state.
     pub(crate) fn for_dispatch() -> Self {
         Self {
-            aborted: AtomicBool::new(false),
-            watched: AtomicBool::new(false),
+            flags: AtomicU8::new(0),
             reason: Mutex::new(None),
             token: OnceLock::new(),
         }
@@ -123,7 +132,7 @@ impl AbortState {
             *slot = Some(reason);
         }
         drop(slot);
-        self.aborted.store(true, Ordering::SeqCst);
+        self.flags.fetch_or(ABORTED, Ordering::SeqCst);
         // Paired with the fence in `token_under`: a token made concurrently is cancelled either
         // here or there.
         fence(Ordering::SeqCst);
@@ -134,12 +143,22 @@ impl AbortState {
 
     /// Whether `abort` was called, without looking at the token: the cheap half of
     /// `is_aborted`, for callers that check the token some other way.
+    #[inline]
     pub(crate) fn is_flagged(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
+        self.flags.load(Ordering::Acquire) & ABORTED != 0
+    }
+
+    /// True when nothing can have aborted this state: not aborted, and its token either not
+    /// made (`made_token == false`) or made and watched with no cancellation seen. One load: the
+    /// check before every middleware starts here and rarely goes further.
+    #[inline]
+    pub(crate) fn is_quiet(&self, made_token: bool) -> bool {
+        let quiet = if made_token { TOKEN | WATCHED } else { 0 };
+        self.flags.load(Ordering::Acquire) == quiet
     }
 
     pub(crate) fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
+        self.is_flagged()
             || self
                 .token
                 .get()
@@ -147,17 +166,28 @@ impl AbortState {
     }
 
     /// `is_aborted`, locking the token only when it may have been cancelled: when it is not
-    /// watched, or `fired` (the flag its watcher raises) is up.
-    pub(crate) fn is_aborted_given(&self, fired: &AtomicBool) -> bool {
-        self.aborted.load(Ordering::Acquire)
-            || ((!self.watched.load(Ordering::Acquire) || fired.load(Ordering::Acquire))
+    /// watched, or its watcher saw it fire.
+    #[inline]
+    pub(crate) fn is_aborted_watched(&self) -> bool {
+        let flags = self.flags.load(Ordering::Acquire);
+        if flags == TOKEN | WATCHED {
+            return false;
+        }
+        flags & ABORTED != 0
+            || ((flags & WATCHED == 0 || flags & FIRED != 0)
                 && self
                     .token
                     .get()
                     .is_some_and(CancellationToken::is_cancelled))
     }
 
+    /// Raised by the waker [`watch_turn`] registers: the token may have been cancelled.
+    pub(crate) fn mark_fired(&self) {
+        self.flags.fetch_or(FIRED, Ordering::Release);
+    }
+
     /// Whether this state's token was made (a turn's always is).
+    #[inline]
     pub(crate) fn has_token(&self) -> bool {
         self.token.get().is_some()
     }
@@ -180,9 +210,12 @@ impl AbortState {
     /// cancelled at once when the dispatch was already aborted.
     pub(crate) fn token_under(&self, parent: &AbortState) -> &CancellationToken {
         let token = self.token.get_or_init(|| parent.token().child_token());
+        // Raised before the token is handed out, so the quiet check stops skipping the token
+        // before anyone can cancel it.
+        self.flags.fetch_or(TOKEN, Ordering::SeqCst);
         // Paired with the fence in `abort`.
         fence(Ordering::SeqCst);
-        if self.aborted.load(Ordering::SeqCst) {
+        if self.flags.load(Ordering::SeqCst) & ABORTED != 0 {
             token.cancel();
         }
         token
@@ -190,8 +223,8 @@ impl AbortState {
 }
 
 /// Registers a waker on the turn's token through `registration` (its `cancelled()` future,
-/// pinned where it stays until the turn's walk ends), so that cancelling the token raises
-/// `shared.token_fired`, and marks the turn's state watched until the returned guard drops.
+/// pinned where it stays until the turn's walk ends), so that cancelling the token raises the
+/// turn state's fired flag, and marks the turn's state watched until the returned guard drops.
 /// Declare the guard after the registration, so it is dropped first.
 pub(crate) fn watch_turn<'a>(
     shared: &'a Arc<TurnShared>,
@@ -202,9 +235,9 @@ pub(crate) fn watch_turn<'a>(
         .poll(&mut std::task::Context::from_waker(&waker))
         .is_ready()
     {
-        shared.token_fired.store(true, Ordering::Release);
+        shared.abort.mark_fired();
     }
-    shared.abort.watched.store(true, Ordering::Release);
+    shared.abort.flags.fetch_or(WATCHED, Ordering::Release);
     Watched {
         state: &shared.abort,
     }
@@ -218,6 +251,6 @@ pub(crate) struct Watched<'a> {
 
 impl Drop for Watched<'_> {
     fn drop(&mut self) {
-        self.state.watched.store(false, Ordering::Release);
+        self.state.flags.fetch_and(!WATCHED, Ordering::Release);
     }
 }

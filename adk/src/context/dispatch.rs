@@ -347,7 +347,13 @@ impl DispatchContext {
     }
 
     /// Whether the dispatch was aborted, directly or because the turn was.
+    #[inline]
     pub fn is_aborted(&self) -> bool {
+        if self.abort.is_quiet(false) {
+            // The common case, one load: no abort and no token of its own, so only the turn
+            // can have aborted it.
+            return self.shared.is_aborted();
+        }
         if self.abort.has_token() {
             // The dispatch's token is a child of the turn's, so its own check already sees the
             // turn being cancelled; the turn's flag covers `TurnContext::abort` without a
@@ -436,6 +442,7 @@ impl DispatchContext {
 }
 
 impl PipelineContext for DispatchContext {
+    #[inline]
     fn is_aborted(&self) -> bool {
         DispatchContext::is_aborted(self)
     }

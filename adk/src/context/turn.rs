@@ -1,6 +1,5 @@
 //! The turn context and the state a turn shares with its dispatch.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime};
 
@@ -24,9 +23,6 @@ pub(crate) struct TurnShared {
     pub(crate) storage_context: StorageContext,
     pub(crate) events: EventSink,
     pub(crate) abort: AbortState,
-    /// Raised by the waker the runner registers on the turn's token when it is cancelled; see
-    /// `AbortState::is_aborted_given`.
-    pub(crate) token_fired: AtomicBool,
     first_error: Mutex<Option<TurnError>>,
     /// The wall clock and the monotonic clock read together once, when the turn began: every
     /// later timestamp is derived from one monotonic read instead of reading both clocks.
@@ -40,14 +36,15 @@ impl std::task::Wake for TurnShared {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.token_fired.store(true, Ordering::Release);
+        self.abort.mark_fired();
     }
 }
 
 impl TurnShared {
     /// Whether the turn was aborted or its token cancelled.
+    #[inline]
     pub(crate) fn is_aborted(&self) -> bool {
-        self.abort.is_aborted_given(&self.token_fired)
+        self.abort.is_aborted_watched()
     }
 
     pub(crate) fn turn_id(&self) -> &TurnId {
@@ -222,7 +219,6 @@ impl TurnContext {
                 storage_context,
                 events,
                 abort,
-                token_fired: AtomicBool::new(false),
                 first_error: Mutex::new(None),
                 clock_origin: (SystemTime::now(), Instant::now()),
             }),
@@ -334,6 +330,7 @@ impl TurnContext {
     }
 
     /// Whether the turn was aborted, by `abort` or by the caller's cancellation token.
+    #[inline]
     pub fn is_aborted(&self) -> bool {
         self.shared.is_aborted()
     }
@@ -389,6 +386,7 @@ impl TurnContext {
 }
 
 impl PipelineContext for TurnContext {
+    #[inline]
     fn is_aborted(&self) -> bool {
         TurnContext::is_aborted(self)
     }
