@@ -20,8 +20,9 @@
 //! `use adk::prelude::*` and the [getting-started guide](guide::getting_started).
 
 // Denied everywhere but `pipeline::slot`, which writes middleware futures into the memory a
-// pipeline walk allocated for them (so a layer costs no allocation); its module docs say why
-// that needs `unsafe` and what keeps it sound.
+// pipeline walk allocated for them (so a layer costs no allocation), and `pipeline::chain`'s
+// `RunLayer`, which lends the context to one middleware at a time through a pointer (so a layer
+// costs no `async fn` state); their docs say why each needs `unsafe` and what keeps it sound.
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

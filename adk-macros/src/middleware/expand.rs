@@ -87,11 +87,12 @@ pub(crate) fn middleware(
     // own on the heap.
     let placed_call = quote! {
         #[doc(hidden)]
+        #[inline]
         fn __adk_place<'a>(
             #ctx: &'a mut #context,
             #next: ::adk::pipeline::Next<'a, #context>,
-            #slot: ::adk::__private::middleware::Slot<'a>,
-        ) -> ::adk::__private::middleware::InSlot<'a> {
+            #slot: ::adk::__private::middleware::Slot<'a, '_>,
+        ) -> ::adk::__private::middleware::Started<'a> {
             #place
         }
 
@@ -144,8 +145,8 @@ pub(crate) fn middleware(
                     &'a self,
                     #ctx: &'a mut ::adk::#scope_context,
                     #next: ::adk::pipeline::Next<'a, ::adk::#scope_context>,
-                    #slot: ::adk::__private::middleware::Slot<'a>,
-                ) -> ::adk::__private::middleware::InSlot<'a> {
+                    #slot: ::adk::__private::middleware::Slot<'a, '_>,
+                ) -> ::adk::__private::middleware::Started<'a> {
                     #name::__adk_place(#cast_context, #cast_next, #slot)
                 }
 

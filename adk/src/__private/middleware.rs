@@ -59,17 +59,17 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
 ///
 /// The future is made by `make` inside the slot, so it is not built elsewhere and copied in.
 pub fn place<'a, F>(
-    slot: Slot<'a>,
+    slot: Slot<'a, '_>,
     make: impl FnOnce() -> F,
     into_result: fn(F::Output) -> Result<(), BoxError>,
-) -> InSlot<'a>
+) -> Started<'a>
 where
     F: std::future::Future + Send + 'a,
 {
     slot.place(make, into_result)
 }
 
-pub use crate::pipeline::{InSlot, Slot, own_slot};
+pub use crate::pipeline::{InSlot, Slot, Started, own_slot};
 
 /// `Middleware::handle` for a middleware that fills slots: its future in a slot of its own, for
 /// callers outside a pipeline walk. Generic, so the user's types are checked once, in the

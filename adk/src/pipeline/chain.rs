@@ -4,12 +4,13 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::task::Poll;
 
-use futures_util::FutureExt;
-
-use super::slot::{InSlot, Slot, SlotMemory, Slots};
+use super::slot::{InSlot, Slot, SlotMemory, Slots, Started};
 use super::{
     Downstream, FailureCause, Middleware, MiddlewareFailure, Pipeline, PipelineContext,
     ShortCircuit,
@@ -18,7 +19,7 @@ use super::{
 /// A middleware with its pipeline erased: stacks are stored per context type so `Next` does not
 /// carry the pipeline in its type, and one `async fn` can serve two pipelines of one scope.
 trait Layer<C>: Send + Sync {
-    fn handle<'a>(&'a self, ctx: &'a mut C, next: Next<'a, C>, slot: Slot<'a>) -> InSlot<'a>;
+    fn handle<'a>(&'a self, ctx: &'a mut C, next: Next<'a, C>, slot: Slot<'a, '_>) -> Started<'a>;
 
     fn name(&self) -> &'static str;
 }
@@ -33,8 +34,8 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
         &'a self,
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-        slot: Slot<'a>,
-    ) -> InSlot<'a> {
+        slot: Slot<'a, '_>,
+    ) -> Started<'a> {
         self.middleware.handle_in_slot(ctx, next, slot)
     }
 
@@ -112,7 +113,7 @@ impl<P: Pipeline> Stack<P> {
             last_completed: AtomicU64::new(NOT_RUN),
             short_circuited_at: AtomicUsize::new(NONE),
         };
-        let first_layer_saw = run_layer(&bookkeeping, slots, ctx).await;
+        let first_layer_saw = RunLayer::new(&bookkeeping, slots, &mut *ctx).await;
         // A failure anywhere fails the run, even when an upstream middleware swallowed it; an
         // abort explains a short-circuit, so it is not reported as one.
         let outcome = if bookkeeping.failed.load(Ordering::Relaxed) {
@@ -174,20 +175,15 @@ const NONE: usize = usize::MAX;
 const NOT_RUN: u64 = 0;
 
 fn tag(position: usize, outcome: Downstream) -> u64 {
-    let code = match outcome {
-        Downstream::Completed => 1,
-        Downstream::ShortCircuited => 2,
-        Downstream::Failed => 3,
-        Downstream::Aborted => 4,
-    };
-    ((position as u64) << 8) | code
+    ((position as u64) << 8) | outcome as u64
 }
 
 fn untag(value: u64, position: usize) -> Option<Downstream> {
     if value >> 8 != position as u64 {
         return None;
     }
-    match value & 0xff {
+    // The codes are `Downstream`'s discriminants, so this compiles to a range check.
+    match value as u8 {
         1 => Some(Downstream::Completed),
         2 => Some(Downstream::ShortCircuited),
         3 => Some(Downstream::Failed),
@@ -235,7 +231,7 @@ impl<'a, C: PipelineContext> Next<'a, C> {
     ) -> impl Future<Output = Downstream> + Send + use<'a, 'c, C> {
         // The rest of the walk itself, not a future around it: every middleware's boxed future
         // holds this one, so each layer of wrapping would make every box bigger.
-        run_layer(self.bookkeeping, self.rest, ctx)
+        RunLayer::new(self.bookkeeping, self.rest, ctx)
     }
 
     /// The pipeline this `next` belongs to, e.g. `"turn_input"`.
@@ -244,34 +240,134 @@ impl<'a, C: PipelineContext> Next<'a, C> {
     }
 }
 
-async fn run_layer<C: PipelineContext>(
-    bookkeeping: &Bookkeeping<'_, C>,
-    slots: &mut [MaybeUninit<SlotMemory>],
-    ctx: &mut C,
-) -> Downstream {
-    let position = bookkeeping.layers.len() - slots.len();
-    let outcome = 'walk: {
-        if ctx.is_aborted() {
-            break 'walk Downstream::Aborted;
+/// The rest of a walk from one middleware on: what `next.run(ctx)` returns.
+///
+/// Written by hand rather than as an `async fn`: it runs once per middleware per walk, and an
+/// `async fn` moved its arguments and locals through its own state on every call (about half of
+/// a middleware's cost). On its first poll it checks for an abort, starts the middleware (which
+/// writes its future into its slot and polls it once there), and, when that finished, settles
+/// the outcome at once; a middleware that waits is polled through its slot.
+///
+/// A panicking middleware must not take the runner down: each poll of a middleware is a panic
+/// boundary at its own level, so upstream post-steps still run. The context may be
+/// half-updated.
+struct RunLayer<'a, 'c, C> {
+    bookkeeping: &'a Bookkeeping<'a, C>,
+    /// The slots of this middleware and those after it; taken by the first poll.
+    slots: Option<&'a mut [MaybeUninit<SlotMemory>]>,
+    /// The context, held as a pointer because it is lent twice: to the middleware for as long as
+    /// its future lives, then back to this walk to settle the outcome. `PhantomData` keeps the
+    /// caller's `&'c mut C` borrowed for as long as this future lives.
+    ctx: NonNull<C>,
+    borrowed: PhantomData<&'c mut C>,
+    /// The middleware's future while it waits, with its position.
+    waiting: Option<(InSlot<'a>, usize)>,
+}
+
+// SAFETY: `RunLayer` stands for a `&'a mut C` (sent only when `C: Send`) and shared references
+// to the walk's bookkeeping, whose fields are atomics and `Send + Sync` layers; its `InSlot` is
+// `Send`.
+#[allow(unsafe_code)]
+unsafe impl<C: Send> Send for RunLayer<'_, '_, C> {}
+
+impl<'a, 'c, C: PipelineContext> RunLayer<'a, 'c, C> {
+    fn new(
+        bookkeeping: &'a Bookkeeping<'a, C>,
+        slots: &'a mut [MaybeUninit<SlotMemory>],
+        ctx: &'c mut C,
+    ) -> Self {
+        Self {
+            bookkeeping,
+            slots: Some(slots),
+            ctx: NonNull::from(ctx),
+            borrowed: PhantomData,
+            waiting: None,
+        }
+    }
+
+    /// The context, while no middleware future holds it.
+    #[allow(unsafe_code)]
+    fn context(&mut self) -> &mut C {
+        // SAFETY: `ctx` came from a `&'a mut C` that `borrowed` keeps borrowed, and it is lent to
+        // a middleware only in `start`, for the life of that middleware's future: once `start`
+        // returned `Finished`, or the `InSlot` in `waiting` was dropped, nothing else uses it.
+        unsafe { self.ctx.as_mut() }
+    }
+
+    /// The first poll: abort check, then the middleware at this position, polled once.
+    #[allow(unsafe_code)]
+    fn start(
+        &mut self,
+        slots: &'a mut [MaybeUninit<SlotMemory>],
+        waker: &std::task::Waker,
+    ) -> Poll<Downstream> {
+        let bookkeeping = self.bookkeeping;
+        let position = bookkeeping.layers.len() - slots.len();
+        if self.context().is_aborted() {
+            return Poll::Ready(self.settle(position, Downstream::Aborted));
         }
         let (Some(layer), Some((slot, rest))) =
             (bookkeeping.layers.get(position), slots.split_first_mut())
         else {
-            break 'walk Downstream::Completed;
+            return Poll::Ready(self.settle(position, Downstream::Completed));
         };
+        // SAFETY: lent to the middleware's future, which is either dropped before `handle`
+        // returns (`Finished`, or a panic) or kept in `waiting` and dropped before the context is
+        // used again (see `context`), and at the latest when this `RunLayer` is, within `'c`.
+        // (Its type says `'a`, the walk's lifetime its slot and `next` are borrowed for; the
+        // future never outlives this `RunLayer`, so the shorter `'c` is what it really gets.)
+        let ctx: &'a mut C = unsafe { &mut *self.ctx.as_ptr() };
         let next = Next { bookkeeping, rest };
-        let future = layer.handle(ctx, next, Slot::new(slot, bookkeeping.live));
-        // A panicking middleware must not take the runner down: catch it here, at its own
-        // level, so upstream post-steps still run. The context may be half-updated.
-        let result = AssertUnwindSafe(future).catch_unwind().await;
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            layer.handle(ctx, next, Slot::new(slot, bookkeeping.live, waker))
+        }));
+        let result = match started {
+            Ok(Started::Finished(output)) => Ok(output),
+            Ok(Started::Waiting(waiting)) => {
+                self.waiting = Some((waiting, position));
+                return Poll::Pending;
+            }
+            Err(panic) => Err(panic),
+        };
+        let outcome = self.finished(position, result);
+        Poll::Ready(self.settle(position, outcome))
+    }
+
+    /// How the walk from this middleware on ended, once the middleware returned or panicked.
+    #[inline(always)]
+    fn finished(
+        &mut self,
+        position: usize,
+        result: std::thread::Result<Result<(), super::BoxError>>,
+    ) -> Downstream {
+        // The common case inline: the middleware returned `Ok` after running its `next`.
+        if let Ok(Ok(())) = &result {
+            let completed = self.bookkeeping.last_completed.load(Ordering::Relaxed);
+            if let Some(outcome) = untag(completed, position + 1) {
+                // `Ok(Ok(()))` owns nothing: forgetting it spares a call of its drop glue.
+                std::mem::forget(result);
+                return outcome;
+            }
+        }
+        self.finished_otherwise(position, result)
+    }
+
+    /// [`finished`](Self::finished) for a middleware that did not run its `next`, failed,
+    /// aborted or panicked.
+    #[inline(never)]
+    fn finished_otherwise(
+        &mut self,
+        position: usize,
+        result: std::thread::Result<Result<(), super::BoxError>>,
+    ) -> Downstream {
+        let bookkeeping = self.bookkeeping;
+        let ctx = self.context();
         let cause = match result {
             Ok(Ok(())) => {
-                let completed = bookkeeping.last_completed.load(Ordering::Relaxed);
-                break 'walk match untag(completed, position + 1) {
-                    Some(outcome) => outcome,
+                return match ctx.is_aborted() {
                     // The middleware did not run `next`: an abort explains that, nothing else.
-                    None if ctx.is_aborted() => Downstream::Aborted,
-                    None => {
+                    true => Downstream::Aborted,
+                    false => {
                         // The innermost short-circuit is the one to name: upstream middleware
                         // only pass its outcome on.
                         let _ = bookkeeping.short_circuited_at.compare_exchange(
@@ -286,7 +382,7 @@ async fn run_layer<C: PipelineContext>(
             }
             // Returning the abort error is an abort, not a failure: no error is reported.
             Ok(Err(error)) => match ctx.absorb_abort(error) {
-                Ok(()) => break 'walk Downstream::Aborted,
+                Ok(()) => return Downstream::Aborted,
                 Err(error) => FailureCause::Error(error),
             },
             Err(panic) => FailureCause::Panic(panic_message(panic.as_ref())),
@@ -295,16 +391,50 @@ async fn run_layer<C: PipelineContext>(
         ctx.report_failure(MiddlewareFailure {
             pipeline: bookkeeping.pipeline,
             position,
-            name: layer.name(),
+            // Always there: `position` is the middleware that just ran.
+            name: bookkeeping
+                .layers
+                .get(position)
+                .map_or("middleware", |layer| layer.name()),
             cause,
         });
         Downstream::Failed
-    };
-    // Tells the middleware before this one (whose `next` this walk is) how its `next` ended.
-    bookkeeping
-        .last_completed
-        .store(tag(position, outcome), Ordering::Relaxed);
-    outcome
+    }
+
+    /// Tells the middleware before this one (whose `next` this is) how its `next` ended.
+    fn settle(&self, position: usize, outcome: Downstream) -> Downstream {
+        self.bookkeeping
+            .last_completed
+            .store(tag(position, outcome), Ordering::Relaxed);
+        outcome
+    }
+}
+
+impl<C: PipelineContext> Future for RunLayer<'_, '_, C> {
+    type Output = Downstream;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
+        // Nothing in `RunLayer` is pinned: the middleware's future lives in its slot.
+        let this = self.get_mut();
+        if let Some((waiting, position)) = &mut this.waiting {
+            let position = *position;
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(waiting).poll(cx)));
+            let result = match polled {
+                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Ready(output)) => Ok(output),
+                Err(panic) => Err(panic),
+            };
+            // The middleware's future is dropped here, which gives the context back.
+            this.waiting = None;
+            let outcome = this.finished(position, result);
+            return Poll::Ready(this.settle(position, outcome));
+        }
+        match this.slots.take() {
+            Some(slots) => this.start(slots, cx.waker()),
+            // Polled again after it finished: nothing is left to run.
+            None => Poll::Pending,
+        }
+    }
 }
 
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -328,6 +458,7 @@ mod tests {
     use super::*;
     use crate::context::{RawTurnContext, TurnContext};
     use crate::pipeline::{BoxError, TurnInput};
+    use futures_util::FutureExt;
 
     #[crate::middleware(pipeline = turn_input)]
     async fn pass(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
@@ -421,5 +552,100 @@ mod tests {
         let mut ctx = bare_turn();
         let run = passing.run(&mut ctx).now_or_never().unwrap();
         assert_eq!(run.outcome, Downstream::Completed);
+    }
+
+    #[crate::middleware(pipeline = turn_input)]
+    async fn waits_around_next(
+        ctx: &mut TurnContext,
+        next: Next<'_, TurnContext>,
+    ) -> Result<(), BoxError> {
+        tokio::task::yield_now().await;
+        let _ = next.run(ctx).await;
+        tokio::task::yield_now().await;
+        Ok(())
+    }
+
+    #[crate::middleware(pipeline = turn_input)]
+    async fn waits_then_panics(
+        ctx: &mut TurnContext,
+        next: Next<'_, TurnContext>,
+    ) -> Result<(), BoxError> {
+        tokio::task::yield_now().await;
+        if !ctx.is_aborted() {
+            panic!("after waiting");
+        }
+        let _ = next.run(ctx).await;
+        Ok(())
+    }
+
+    /// A middleware that records what its `next` reported, for the tests below.
+    fn recorder(
+        seen: Arc<std::sync::Mutex<Vec<Downstream>>>,
+    ) -> impl crate::pipeline::Middleware<TurnInput> {
+        crate::pipeline::from_fn(move |ctx: &mut TurnContext, next| {
+            let seen = Arc::clone(&seen);
+            Box::pin(async move {
+                let downstream = next.run(ctx).await;
+                seen.lock().unwrap().push(downstream);
+                Ok::<(), BoxError>(())
+            })
+        })
+    }
+
+    /// A middleware whose first poll is pending is kept in its slot and polled there until it
+    /// finishes: the walk completes, and the middleware before it sees `Completed`.
+    #[tokio::test]
+    async fn a_middleware_that_waits_is_polled_in_its_slot_until_it_finishes() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut stack: Stack<TurnInput> = Stack::new();
+        stack.push(recorder(Arc::clone(&seen)));
+        stack.push(waits_around_next);
+        stack.push(waits_around_next);
+        let mut ctx = bare_turn();
+        let run = stack.run(&mut ctx).await;
+        assert_eq!(run.outcome, Downstream::Completed);
+        assert_eq!(*seen.lock().unwrap(), [Downstream::Completed]);
+    }
+
+    /// A boxed (`from_fn`) middleware that waits is held in its slot as a box and finishes too.
+    #[tokio::test]
+    async fn a_boxed_middleware_that_waits_finishes_the_walk() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut stack: Stack<TurnInput> = Stack::new();
+        stack.push(recorder(Arc::clone(&seen)));
+        stack.push(crate::pipeline::from_fn(|ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }));
+        stack.push(pass);
+        let mut ctx = bare_turn();
+        let run = stack.run(&mut ctx).await;
+        assert_eq!(run.outcome, Downstream::Completed);
+        assert_eq!(*seen.lock().unwrap(), [Downstream::Completed]);
+    }
+
+    /// A panic on a later poll (after the middleware waited) is caught at that middleware's
+    /// level like one on its first poll: the walk fails, and the post-step before it still runs.
+    #[tokio::test]
+    async fn a_panic_after_waiting_fails_the_walk_and_upstream_post_steps_still_run() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut stack: Stack<TurnInput> = Stack::new();
+        stack.push(recorder(Arc::clone(&seen)));
+        stack.push(waits_then_panics);
+        stack.push(pass);
+        let mut ctx = bare_turn();
+        let run = stack.run(&mut ctx).await;
+        assert_eq!(run.outcome, Downstream::Failed);
+        assert_eq!(*seen.lock().unwrap(), [Downstream::Failed]);
+
+        // The walk's slots were given back: the next walk on this thread runs as usual.
+        let mut passing: Stack<TurnInput> = Stack::new();
+        passing.push(waits_around_next);
+        passing.push(pass);
+        let mut ctx = bare_turn();
+        assert_eq!(passing.run(&mut ctx).await.outcome, Downstream::Completed);
     }
 }

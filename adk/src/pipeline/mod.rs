@@ -34,7 +34,7 @@ pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 
 pub use from_fn::{FromFn, from_fn};
 #[doc(hidden)]
-pub use slot::{InSlot, Slot, own_slot};
+pub use slot::{InSlot, Slot, Started, own_slot};
 
 /// The error type middleware return: any error, boxed. `?` converts your own errors into it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -143,15 +143,18 @@ impl fmt::Display for FailureCause {
 /// How the rest of the chain ended, as seen by the middleware that called [`Next::run`].
 #[must_use = "a post-step that ignores `Downstream` cannot tell success from failure"]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+// The discriminants are the codes a walk records outcomes with (see `chain::tag`), so recording
+// one and reading it back need no translation.
+#[repr(u8)]
 pub enum Downstream {
     /// Every downstream middleware called `next` and the end of the pipeline was reached.
-    Completed,
+    Completed = 1,
     /// A downstream middleware returned without calling `next`.
-    ShortCircuited,
+    ShortCircuited = 2,
     /// A downstream middleware returned an error or panicked (already reported).
-    Failed,
+    Failed = 3,
     /// The turn or dispatch was aborted; the remaining middleware bodies were skipped.
-    Aborted,
+    Aborted = 4,
 }
 
 impl Downstream {
@@ -209,8 +212,8 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
         &'a self,
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-        slot: Slot<'a>,
-    ) -> InSlot<'a> {
+        slot: Slot<'a, '_>,
+    ) -> Started<'a> {
         slot.hold(self.handle(ctx, next))
     }
 

@@ -8,7 +8,13 @@
 //! future is written into that slot and dropped there. A future too large or too aligned for a
 //! slot is boxed and the box kept in the slot, so every middleware still works.
 //!
-//! This is the crate's only `unsafe` code, kept to what the layout needs:
+//! The future is polled once as soon as it is written ([`Slot::hold`] takes the waker of the
+//! poll that started it), with its type still known: a middleware that finishes on its first
+//! poll, as most do, is polled and dropped by direct calls, and only one that waits is handed
+//! on as a type-erased [`InSlot`].
+//!
+//! This is, with `chain::RunLayer`'s lending of the context, the crate's only `unsafe` code,
+//! kept to what the layout needs:
 //! - a future is written into slot memory of a size and alignment checked first;
 //! - it is polled pinned where it was written, and dropped there, by the one [`InSlot`] that owns
 //!   it;
@@ -20,11 +26,11 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::mem::{ManuallyDrop, MaybeUninit};
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use super::{BoxError, BoxFuture};
 
@@ -95,20 +101,40 @@ impl Drop for Slots {
     }
 }
 
-/// One vacant slot, handed to [`Middleware::handle_in_slot`](super::Middleware::handle_in_slot).
-/// Not a public API: `#[middleware]` generates the code that fills it.
-pub struct Slot<'a> {
+/// One vacant slot, handed to [`Middleware::handle_in_slot`](super::Middleware::handle_in_slot),
+/// with the waker of the poll that started the middleware. Not a public API: `#[middleware]`
+/// generates the code that fills it.
+pub struct Slot<'a, 'poll> {
     memory: &'a mut MaybeUninit<SlotMemory>,
     live: &'a AtomicUsize,
+    waker: &'poll Waker,
 }
 
-impl<'a> Slot<'a> {
-    pub(crate) fn new(memory: &'a mut MaybeUninit<SlotMemory>, live: &'a AtomicUsize) -> Self {
-        Self { memory, live }
+/// How a middleware's first poll went: it finished, or its future waits in its slot. Not a
+/// public API: what [`Slot::hold`] returns.
+pub enum Started<'a> {
+    /// It finished on its first poll; its future was already dropped.
+    Finished(Output),
+    /// It is waiting; poll this to go on.
+    Waiting(InSlot<'a>),
+}
+
+impl<'a, 'poll> Slot<'a, 'poll> {
+    pub(crate) fn new(
+        memory: &'a mut MaybeUninit<SlotMemory>,
+        live: &'a AtomicUsize,
+        waker: &'poll Waker,
+    ) -> Self {
+        Self {
+            memory,
+            live,
+            waker,
+        }
     }
 
-    /// Writes `future` into the slot, or, when it does not fit, a box holding it.
-    pub fn hold<F>(self, future: F) -> InSlot<'a>
+    /// Writes `future` into the slot (or, when it does not fit, a box holding it) and polls it
+    /// once.
+    pub fn hold<F>(self, future: F) -> Started<'a>
     where
         F: Future<Output = Output> + Send + 'a,
     {
@@ -116,13 +142,13 @@ impl<'a> Slot<'a> {
     }
 
     /// Writes a middleware fn's future into the slot, converting its output with
-    /// `into_result`. The future is made by `make` where it is written, so it is built in the
-    /// slot rather than built elsewhere and copied in.
+    /// `into_result`, and polls it once. The future is made by `make` where it is written, so it
+    /// is built in the slot rather than built elsewhere and copied in.
     pub(crate) fn place<F>(
         self,
         make: impl FnOnce() -> F,
         into_result: fn(F::Output) -> Output,
-    ) -> InSlot<'a>
+    ) -> Started<'a>
     where
         F: Future + Send + 'a,
     {
@@ -132,12 +158,12 @@ impl<'a> Slot<'a> {
         })
     }
 
-    fn hold_box(self, boxed: BoxFuture<'a, Output>) -> InSlot<'a> {
+    fn hold_box(self, boxed: BoxFuture<'a, Output>) -> Started<'a> {
         self.hold_made(|| boxed)
     }
 
     #[inline(always)]
-    fn hold_made<F>(self, make: impl FnOnce() -> F) -> InSlot<'a>
+    fn hold_made<F>(self, make: impl FnOnce() -> F) -> Started<'a>
     where
         F: Future<Output = Output> + Send + 'a,
     {
@@ -150,13 +176,46 @@ impl<'a> Slot<'a> {
         // borrowed mutably for `'a`, so nothing else reads or writes it. Whatever it held before
         // was already dropped (a slot is handed out vacant, once per walk).
         unsafe { memory.write(make()) };
-        self.live.fetch_add(1, Ordering::Relaxed);
-        let future: *mut (dyn Future<Output = Output> + Send + 'a) = memory;
-        InSlot {
+        // Owns the future until it finishes or is handed to an `InSlot`: if polling it panics,
+        // the unwinding drops it here, in place.
+        let placed = Placed {
             // SAFETY: derived from a reference, so not null.
-            future: unsafe { NonNull::new_unchecked(future) },
-            live: self.live,
+            future: unsafe { NonNull::new_unchecked(memory) },
+        };
+        // SAFETY: the future was just written to `memory`, is reached only through `placed`
+        // (then through the `InSlot` made from it), and is never moved out of it: it is pinned
+        // there until dropped in place. The slot outlives it (borrowed for `'a`, or leaked).
+        let pinned = unsafe { Pin::new_unchecked(&mut *memory) };
+        match pinned.poll(&mut Context::from_waker(self.waker)) {
+            Poll::Ready(output) => {
+                drop(placed);
+                Started::Finished(output)
+            }
+            Poll::Pending => {
+                std::mem::forget(placed);
+                self.live.fetch_add(1, Ordering::Relaxed);
+                let future: *mut (dyn Future<Output = Output> + Send + 'a) = memory;
+                Started::Waiting(InSlot {
+                    // SAFETY: derived from a reference, so not null.
+                    future: unsafe { NonNull::new_unchecked(future) },
+                    live: self.live,
+                })
+            }
         }
+    }
+}
+
+/// A future written in a slot, owned by the code that wrote it until its first poll is over:
+/// dropped in place, with its type known, when it finished or panicked.
+struct Placed<F> {
+    future: NonNull<F>,
+}
+
+impl<F> Drop for Placed<F> {
+    fn drop(&mut self) {
+        // SAFETY: the future was written by `Slot::hold_made`, is live, and `Placed` is dropped
+        // only when no `InSlot` was made from it (one made from it forgets it first).
+        unsafe { self.future.as_ptr().drop_in_place() };
     }
 }
 
@@ -169,6 +228,7 @@ struct Converted<F: Future> {
 impl<F: Future> Future for Converted<F> {
     type Output = Output;
 
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
         // SAFETY: `future` is pinned structurally: `Converted` never moves it out, has no `Drop`
         // of its own and is `Unpin` only when `F` is.
@@ -212,9 +272,11 @@ impl Drop for InSlot<'_> {
     }
 }
 
-/// A slot of its own on the heap, with the future in it: what [`own_slot`] returns.
-struct OwnedSlot<'a> {
-    held: ManuallyDrop<InSlot<'a>>,
+/// A slot of its own on the heap, with the middleware in it: what [`own_slot`] returns. The
+/// middleware starts on the first poll, which brings the waker a slot is filled with.
+struct OwnedSlot<'a, Fill> {
+    fill: Option<Fill>,
+    waiting: Option<InSlot<'a>>,
     cell: NonNull<OwnedCell>,
 }
 
@@ -223,21 +285,48 @@ struct OwnedCell {
     live: AtomicUsize,
 }
 
-// SAFETY: `OwnedSlot` owns its cell and the `Send` future in it.
-unsafe impl Send for OwnedSlot<'_> {}
+// SAFETY: `OwnedSlot` owns its cell, the `Send` future in it and the `Send` closure that fills it.
+unsafe impl<Fill: Send> Send for OwnedSlot<'_, Fill> {}
 
-impl Future for OwnedSlot<'_> {
+impl<'a, Fill> Future for OwnedSlot<'a, Fill>
+where
+    Fill: for<'poll> FnOnce(Slot<'a, 'poll>) -> Started<'a>,
+{
     type Output = Output;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
-        Pin::new(&mut *self.held).poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Output> {
+        // SAFETY: nothing in `OwnedSlot` is pinned structurally: the future lives in the cell
+        // (which does not move with `OwnedSlot`), and `fill` and `waiting` are moved freely.
+        let this = unsafe { self.get_unchecked_mut() };
+        if let Some(waiting) = &mut this.waiting {
+            let poll = Pin::new(waiting).poll(cx);
+            if poll.is_ready() {
+                this.waiting = None;
+            }
+            return poll;
+        }
+        let Some(fill) = this.fill.take() else {
+            // Polled again after it finished: nothing is left to run.
+            return Poll::Pending;
+        };
+        let cell = this.cell.as_ptr();
+        // SAFETY: `cell` is a live allocation that only `OwnedSlot` frees, after the future in it
+        // is dropped; the references made here are the only ones to it while that future lives.
+        let (memory, live) = unsafe { (&mut (*cell).memory, &(*cell).live) };
+        match fill(Slot::new(memory, live, cx.waker())) {
+            Started::Finished(output) => Poll::Ready(output),
+            Started::Waiting(waiting) => {
+                this.waiting = Some(waiting);
+                Poll::Pending
+            }
+        }
     }
 }
 
-impl Drop for OwnedSlot<'_> {
+impl<Fill> Drop for OwnedSlot<'_, Fill> {
     fn drop(&mut self) {
-        // SAFETY: dropped once, here, before the cell it lives in.
-        unsafe { ManuallyDrop::drop(&mut self.held) };
+        // Dropped before the cell it lives in.
+        self.waiting = None;
         // SAFETY: the cell came from `Box::into_raw` in `own_slot` and nothing borrows it now.
         drop(unsafe { Box::from_raw(self.cell.as_ptr()) });
     }
@@ -245,18 +334,18 @@ impl Drop for OwnedSlot<'_> {
 
 /// Runs `fill` on a slot of its own, allocated for it, and boxes the result: how a middleware
 /// that fills a slot also serves [`Middleware::handle`](super::Middleware::handle), for callers
-/// outside a pipeline walk.
-pub fn own_slot<'a>(fill: impl FnOnce(Slot<'a>) -> InSlot<'a>) -> BoxFuture<'a, Output> {
+/// outside a pipeline walk. `fill` runs on the first poll.
+pub fn own_slot<'a, Fill>(fill: Fill) -> BoxFuture<'a, Output>
+where
+    Fill: for<'poll> FnOnce(Slot<'a, 'poll>) -> Started<'a> + Send + 'a,
+{
     let cell = Box::into_raw(Box::new(OwnedCell {
         memory: MaybeUninit::uninit(),
         live: AtomicUsize::new(0),
     }));
-    // SAFETY: `cell` is a live allocation that only `OwnedSlot` frees, after the future in it is
-    // dropped; the references made here are the only ones to it while that future lives.
-    let (memory, live) = unsafe { (&mut (*cell).memory, &(*cell).live) };
-    let held = fill(Slot::new(memory, live));
     Box::pin(OwnedSlot {
-        held: ManuallyDrop::new(held),
+        fill: Some(fill),
+        waiting: None,
         // SAFETY: from `Box::into_raw`, so not null.
         cell: unsafe { NonNull::new_unchecked(cell) },
     })
