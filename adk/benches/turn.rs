@@ -15,7 +15,9 @@
 //! Plain mode, for `valgrind --tool=callgrind`: with `ADK_BENCH_ROW=<row>` (and optionally
 //! `ADK_BENCH_ITERATIONS=<n>`, default 1000) the binary runs that row `n` times and exits
 //! without criterion; `ADK_BENCH_ROW=list` prints the rows, `ADK_BENCH_ROW=summary` the
-//! medians and ratios of the last criterion run.
+//! medians and ratios of the last criterion run. `ADK_BENCH_ALLOCATOR=bump` serves every
+//! allocation of the plain mode from a region that is never freed, so a count is the code's
+//! own instructions without the system allocator's (whose cost depends on heap layout).
 
 // The static baseline nests 64 layer types.
 #![recursion_limit = "512"]
@@ -44,25 +46,98 @@ struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
-// Counting allocations needs a global allocator, which is an unsafe trait; this one only
-// counts and forwards every call to the system allocator unchanged.
+/// The bump region of `ADK_BENCH_ALLOCATOR=bump` (plain mode only): `[start, end)`, handed out
+/// from `next` and never freed. Zero while the system allocator serves everything.
+static BUMP_START: AtomicUsize = AtomicUsize::new(0);
+static BUMP_NEXT: AtomicUsize = AtomicUsize::new(0);
+static BUMP_END: AtomicUsize = AtomicUsize::new(0);
+
+/// Virtual memory reserved for the bump region; only the pages written are ever backed.
+const BUMP_BYTES: usize = 8 << 30;
+
+/// Makes every later allocation a bump of a pointer and every free a no-op, so the instructions
+/// counted for a row are the code's own and not the system allocator's. glibc's cost to free a
+/// block depends on what lies around it: freeing 20,000 history messages next to a turn's own
+/// blocks costs it about 800k instructions more than freeing them alone, which swamps the
+/// runtime's share of a turn (`docs/performance.md`, history).
+fn use_bump_allocator() {
+    // SAFETY: a valid, non-zero layout; the block is never freed (the process owns it to exit).
+    #[allow(unsafe_code)]
+    let start = unsafe { System.alloc(Layout::from_size_align(BUMP_BYTES, 4096).unwrap()) };
+    if start.is_null() {
+        eprintln!("ADK_BENCH_ALLOCATOR=bump: could not reserve {BUMP_BYTES} bytes");
+        std::process::exit(2);
+    }
+    let start = start as usize;
+    BUMP_NEXT.store(start, Ordering::SeqCst);
+    BUMP_END.store(start + BUMP_BYTES, Ordering::SeqCst);
+    BUMP_START.store(start, Ordering::SeqCst);
+}
+
+/// A block from the bump region, or `None` when there is none (or it is used up).
+fn bump(layout: Layout) -> Option<*mut u8> {
+    let end = BUMP_END.load(Ordering::Relaxed);
+    if end == 0 {
+        return None;
+    }
+    let mut next = BUMP_NEXT.load(Ordering::Relaxed);
+    loop {
+        let start = next.checked_add(layout.align() - 1)? & !(layout.align() - 1);
+        let after = start.checked_add(layout.size())?;
+        if after > end {
+            return None;
+        }
+        match BUMP_NEXT.compare_exchange_weak(next, after, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(start as *mut u8),
+            Err(current) => next = current,
+        }
+    }
+}
+
+fn is_bumped(pointer: *mut u8) -> bool {
+    let address = pointer as usize;
+    let start = BUMP_START.load(Ordering::Relaxed);
+    start != 0 && address >= start && address < BUMP_END.load(Ordering::Relaxed)
+}
+
+// Counting allocations needs a global allocator, which is an unsafe trait; this one counts and
+// forwards every call to the system allocator unchanged, unless the bump region is in use.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        if let Some(block) = bump(layout) {
+            return block;
+        }
         // SAFETY: forwarded unchanged to the system allocator with the caller's layout.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        if is_bumped(pointer) {
+            return;
+        }
         // SAFETY: `pointer` came from `System.alloc` with this layout.
         unsafe { System.dealloc(pointer, layout) }
     }
 
     unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(pointer, layout, new_size) }
+        if BUMP_START.load(Ordering::Relaxed) == 0 {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: forwarded unchanged to the system allocator.
+            return unsafe { System.realloc(pointer, layout, new_size) };
+        }
+        // SAFETY: `new_size` is non-zero and, rounded to the alignment, fits `isize` (the
+        // caller's promise); the copy covers the bytes both blocks have.
+        unsafe {
+            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+            let block = self.alloc(new_layout);
+            if !block.is_null() {
+                std::ptr::copy_nonoverlapping(pointer, block, layout.size().min(new_size));
+                self.dealloc(pointer, layout);
+            }
+            block
+        }
     }
 }
 
@@ -475,6 +550,9 @@ fn main() {
         if row == "summary" {
             print_summary(&rows);
             return;
+        }
+        if std::env::var("ADK_BENCH_ALLOCATOR").as_deref() == Ok("bump") {
+            use_bump_allocator();
         }
         let iterations: usize = std::env::var("ADK_BENCH_ITERATIONS")
             .ok()
