@@ -15,9 +15,7 @@
 //! Plain mode, for `valgrind --tool=callgrind`: with `ADK_BENCH_ROW=<row>` (and optionally
 //! `ADK_BENCH_ITERATIONS=<n>`, default 1000) the binary runs that row `n` times and exits
 //! without criterion; `ADK_BENCH_ROW=list` prints the rows, `ADK_BENCH_ROW=summary` the
-//! medians and ratios of the last criterion run. `ADK_BENCH_ALLOCATOR=bump` serves every
-//! allocation of the plain mode from a region that is never freed, so a count is the code's
-//! own instructions without the system allocator's (whose cost depends on heap layout).
+//! medians and ratios of the last criterion run.
 
 // The static baseline nests 64 layer types.
 #![recursion_limit = "512"]
@@ -30,10 +28,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use adk::context::InvalidTurnContext;
 use adk::context::{Collection, DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::pipeline::{BoxError, Next, from_fn};
 use adk::primitives::Message;
+use adk::runner::TurnOutcome;
 use adk::storage::{FetchWindow, NoopStorage, StorageAdapter, StorageContext};
 use adk::{TurnRunner, middleware};
 use criterion::Criterion;
@@ -46,98 +46,25 @@ struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
-/// The bump region of `ADK_BENCH_ALLOCATOR=bump` (plain mode only): `[start, end)`, handed out
-/// from `next` and never freed. Zero while the system allocator serves everything.
-static BUMP_START: AtomicUsize = AtomicUsize::new(0);
-static BUMP_NEXT: AtomicUsize = AtomicUsize::new(0);
-static BUMP_END: AtomicUsize = AtomicUsize::new(0);
-
-/// Virtual memory reserved for the bump region; only the pages written are ever backed.
-const BUMP_BYTES: usize = 8 << 30;
-
-/// Makes every later allocation a bump of a pointer and every free a no-op, so the instructions
-/// counted for a row are the code's own and not the system allocator's. glibc's cost to free a
-/// block depends on what lies around it: freeing 20,000 history messages next to a turn's own
-/// blocks costs it about 800k instructions more than freeing them alone, which swamps the
-/// runtime's share of a turn (`docs/performance.md`, history).
-fn use_bump_allocator() {
-    // SAFETY: a valid, non-zero layout; the block is never freed (the process owns it to exit).
-    #[allow(unsafe_code)]
-    let start = unsafe { System.alloc(Layout::from_size_align(BUMP_BYTES, 4096).unwrap()) };
-    if start.is_null() {
-        eprintln!("ADK_BENCH_ALLOCATOR=bump: could not reserve {BUMP_BYTES} bytes");
-        std::process::exit(2);
-    }
-    let start = start as usize;
-    BUMP_NEXT.store(start, Ordering::SeqCst);
-    BUMP_END.store(start + BUMP_BYTES, Ordering::SeqCst);
-    BUMP_START.store(start, Ordering::SeqCst);
-}
-
-/// A block from the bump region, or `None` when there is none (or it is used up).
-fn bump(layout: Layout) -> Option<*mut u8> {
-    let end = BUMP_END.load(Ordering::Relaxed);
-    if end == 0 {
-        return None;
-    }
-    let mut next = BUMP_NEXT.load(Ordering::Relaxed);
-    loop {
-        let start = next.checked_add(layout.align() - 1)? & !(layout.align() - 1);
-        let after = start.checked_add(layout.size())?;
-        if after > end {
-            return None;
-        }
-        match BUMP_NEXT.compare_exchange_weak(next, after, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return Some(start as *mut u8),
-            Err(current) => next = current,
-        }
-    }
-}
-
-fn is_bumped(pointer: *mut u8) -> bool {
-    let address = pointer as usize;
-    let start = BUMP_START.load(Ordering::Relaxed);
-    start != 0 && address >= start && address < BUMP_END.load(Ordering::Relaxed)
-}
-
-// Counting allocations needs a global allocator, which is an unsafe trait; this one counts and
-// forwards every call to the system allocator unchanged, unless the bump region is in use.
+// Counting allocations needs a global allocator, which is an unsafe trait; this one only
+// counts and forwards every call to the system allocator unchanged.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        if let Some(block) = bump(layout) {
-            return block;
-        }
         // SAFETY: forwarded unchanged to the system allocator with the caller's layout.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        if is_bumped(pointer) {
-            return;
-        }
         // SAFETY: `pointer` came from `System.alloc` with this layout.
         unsafe { System.dealloc(pointer, layout) }
     }
 
     unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if BUMP_START.load(Ordering::Relaxed) == 0 {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            // SAFETY: forwarded unchanged to the system allocator.
-            return unsafe { System.realloc(pointer, layout, new_size) };
-        }
-        // SAFETY: `new_size` is non-zero and, rounded to the alignment, fits `isize` (the
-        // caller's promise); the copy covers the bytes both blocks have.
-        unsafe {
-            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-            let block = self.alloc(new_layout);
-            if !block.is_null() {
-                std::ptr::copy_nonoverlapping(pointer, block, layout.size().min(new_size));
-                self.dealloc(pointer, layout);
-            }
-            block
-        }
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(pointer, layout, new_size) }
     }
 }
 
@@ -203,7 +130,7 @@ adk::storage_adapter! {
     }
 
     impl {
-        fetch_messages: async |ctx| Ok(ctx.fetch_window().slice(&self.messages).to_vec()),
+        fetch_messages: async |ctx| Ok(copy_window(&self.messages, ctx.fetch_window())),
         store_message: async |_ctx, _message| Ok(()),
         ..noop
     }
@@ -232,6 +159,39 @@ fn window_of(whole: bool) -> FetchWindow {
     }
 }
 
+// The history's own work, linear in its length: copying the window out of the adapter and
+// adding it to a collection. The turn and the load-only row call these same out-of-line
+// functions, so the two rows run identical code for it and their difference is the runtime's
+// share (inlined into two different callers, the same work compiled differently and differed by
+// up to 25 instructions a message). Freeing the history is left out of both: the turn's outcome
+// (whose context holds the history) and the load-only row's collection are kept, and the loop
+// that runs the rows frees them after the measured `block_on` (`free_kept_history`). Freed
+// inside, the same messages would be freed by different code in each row, and glibc's cost to
+// free 20,000 messages depends on what lies next to them: that swamped the runtime's share.
+
+#[inline(never)]
+fn copy_window(messages: &[Message], window: &FetchWindow) -> Vec<Message> {
+    window.slice(messages).to_vec()
+}
+
+#[inline(never)]
+fn extend_history(collection: &mut Collection<Message>, history: Vec<Message>) {
+    collection.extend(history);
+}
+
+thread_local! {
+    static KEPT_TURNS: std::cell::RefCell<Vec<Result<TurnOutcome, InvalidTurnContext>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    static KEPT_LOADS: std::cell::RefCell<Vec<Collection<Message>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Frees what the history row that just ran kept; called after each `block_on`.
+fn free_kept_history() {
+    KEPT_TURNS.with(|kept| kept.borrow_mut().clear());
+    KEPT_LOADS.with(|kept| kept.borrow_mut().clear());
+}
+
 /// A turn that loads history in `turn_input` and whose executor stores one reply and acks.
 fn history_runner(storage: &History, whole: bool) -> TurnRunner {
     TurnRunner::builder()
@@ -239,7 +199,7 @@ fn history_runner(storage: &History, whole: bool) -> TurnRunner {
         .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
             Box::pin(async move {
                 let history = ctx.fetch_messages_within(window_of(whole)).await?;
-                ctx.messages.extend(history);
+                extend_history(&mut ctx.messages, history);
                 let _ = next.run(ctx).await;
                 Ok::<(), BoxError>(())
             })
@@ -255,13 +215,15 @@ fn history_runner(storage: &History, whole: bool) -> TurnRunner {
         .build()
 }
 
-/// The load alone, as the turn does it: fetch through the window, extend a collection, drop.
+/// The load alone, as the turn does it: fetch through the window, extend a collection, keep it.
 async fn load_only(storage: &History, whole: bool) -> usize {
     let ctx = StorageContext::new("bench-conversation").with_fetch_window(window_of(whole));
     let fetched = storage.fetch_messages(&ctx).await.expect("in memory");
     let mut messages = Collection::new();
-    messages.extend(window_of(whole).apply(fetched));
-    messages.len()
+    extend_history(&mut messages, window_of(whole).apply(fetched));
+    let count = messages.len();
+    KEPT_LOADS.with(|kept| kept.borrow_mut().push(messages));
+    count
 }
 
 // The boxed baseline: each layer is a boxed closure returning a boxed future, like any pipeline
@@ -421,7 +383,8 @@ impl Rows {
             Row::HistoryTurn { index, whole } => {
                 let (_, _, window, whole_runner) = &self.histories[index];
                 let runner = if whole { whole_runner } else { window };
-                let _ = black_box(runner.run(raw()).await);
+                let outcome = black_box(runner.run(raw()).await);
+                KEPT_TURNS.with(|kept| kept.borrow_mut().push(outcome));
             }
             Row::HistoryLoad { index, whole } => {
                 black_box(load_only(&self.histories[index].1, whole).await);
@@ -451,9 +414,12 @@ fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) ->
     let row = rows.resolve(name);
     // One warm-up run, so lazily initialised statics and reused buffers do not count.
     runtime.block_on(rows.run(row));
+    free_kept_history();
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     runtime.block_on(rows.run(row));
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    free_kept_history();
+    allocations
 }
 
 /// Criterion's median for a row, in nanoseconds.
@@ -551,9 +517,6 @@ fn main() {
             print_summary(&rows);
             return;
         }
-        if std::env::var("ADK_BENCH_ALLOCATOR").as_deref() == Ok("bump") {
-            use_bump_allocator();
-        }
         let iterations: usize = std::env::var("ADK_BENCH_ITERATIONS")
             .ok()
             .and_then(|n| n.parse().ok())
@@ -561,6 +524,7 @@ fn main() {
         let row = rows.resolve(&row);
         for _ in 0..iterations {
             runtime.block_on(rows.run(row));
+            free_kept_history();
         }
         return;
     }
@@ -575,7 +539,10 @@ fn main() {
     for name in rows.names() {
         let row = rows.resolve(&name);
         group.bench_function(name.as_str(), |bencher| {
-            bencher.iter(|| runtime.block_on(rows.run(row)));
+            bencher.iter(|| {
+                runtime.block_on(rows.run(row));
+                free_kept_history();
+            });
         });
     }
     group.finish();
