@@ -259,6 +259,7 @@ fn call_entry(
             let camel = callback.camel_case();
             let parameters = format_ident!("{}Parameters", camel, span = name_span);
             let output = format_ident!("{}Output", camel);
+            let future = format_ident!("{}Future", camel);
             let expr_span = syn::spanned::Spanned::span(expr);
             // Each step is its own statement so each error has the callback under its caret
             // and the entry's name as "required by a bound introduced by this call".
@@ -274,7 +275,7 @@ fn call_entry(
             };
             return quote! {{
                 let #returned = #call;
-                ::adk::storage::callback::resolve(#into_future(#returned), #into_output)
+                ::adk::storage::callback::#future::new(#into_future(#returned), #into_output)
             }};
         }
     };

@@ -14,7 +14,7 @@
 //! its error type). A path to a fn is checked in three steps, each with its own message at the
 //! user's path, so the message names the part that is wrong even where rustc shortens the fn's
 //! type: `<Name>Parameters` (what it takes), [`CallbackFuture`] (that it returns a future) and
-//! `<Name>Output` (what the future resolves to), joined by [`resolve`].
+//! `<Name>Output` (what the future resolves to), joined by `<Name>Future`.
 //!
 //! `Missing<Name>Method` guards `self.<name>`: see its docs. When it is what the name resolves
 //! to, `<Name>Exists` reports "`ChatStore` has no method `<name>`".
@@ -103,22 +103,13 @@ impl<F: sealed::Never> CallbackFuture<Decoy> for F {
     }
 }
 
-/// A callback's future with its output converted by `into_output`, a `<Name>Output` method
-/// named at the user's callback so a wrong output is reported there. No allocation: the
-/// future is only mapped.
-pub fn resolve<F: Future, T>(
-    future: F,
-    into_output: fn(F::Output) -> T,
-) -> futures_util::future::Map<F, fn(F::Output) -> T> {
-    futures_util::FutureExt::map(future, into_output)
-}
-
 macro_rules! checkers {
     ($(
         $name:ident {
             callback: $Callback:ident,
             method: $Method:ident,
             missing: $Missing:ident,
+            future: $Future:ident,
             parameters: ($($argument:ident: $Argument:ty),*),
             output: $Output:ty,
             callback_message: $callback_message:literal,
@@ -140,6 +131,39 @@ macro_rules! checkers {
             method_note: $method_note:literal,
         }
     ),* $(,)?) => {$(
+
+        pin_project_lite::pin_project! {
+            #[doc = concat!(
+                "A `", stringify!($name), "` callback's future, its output converted by a `",
+                stringify!($OutputCheck), "` method named at the user's callback (so a wrong output is ",
+                "reported there, once). No allocation: the future is only wrapped, and its name is what ",
+                "an error about it (a future that is not `Send`) shows."
+            )]
+            pub struct $Future<F: Future> {
+                #[pin]
+                future: F,
+                into_output: fn(F::Output) -> Result<$Output, StorageError>,
+            }
+        }
+
+        impl<F: Future> $Future<F> {
+            /// Wraps `future`; its output goes through `into_output`.
+            pub fn new(future: F, into_output: fn(F::Output) -> Result<$Output, StorageError>) -> Self {
+                Self { future, into_output }
+            }
+        }
+
+        impl<F: Future> Future for $Future<F> {
+            type Output = Result<$Output, StorageError>;
+
+            fn poll(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Self::Output> {
+                let this = self.project();
+                this.future.poll(cx).map(*this.into_output)
+            }
+        }
         #[doc = concat!("Checks and calls a `", stringify!($name), "` callback given as a function or a closure.")]
         #[diagnostic::on_unimplemented(
             message = $callback_message,
@@ -336,6 +360,7 @@ checkers! {
         callback: FetchMemoriesCallback,
         method: FetchMemoriesMethod,
         missing: MissingFetchMemoriesMethod,
+        future: FetchMemoriesFuture,
         parameters: (),
         output: Vec<Memory>,
         callback_message: "`{Self}` is not a valid `fetch_memories` callback",
@@ -360,6 +385,7 @@ checkers! {
         callback: FetchMessagesCallback,
         method: FetchMessagesMethod,
         missing: MissingFetchMessagesMethod,
+        future: FetchMessagesFuture,
         parameters: (),
         output: Vec<Message>,
         callback_message: "`{Self}` is not a valid `fetch_messages` callback",
@@ -384,6 +410,7 @@ checkers! {
         callback: FetchThoughtsCallback,
         method: FetchThoughtsMethod,
         missing: MissingFetchThoughtsMethod,
+        future: FetchThoughtsFuture,
         parameters: (),
         output: Vec<Thought>,
         callback_message: "`{Self}` is not a valid `fetch_thoughts` callback",
@@ -408,6 +435,7 @@ checkers! {
         callback: FetchToolCallsCallback,
         method: FetchToolCallsMethod,
         missing: MissingFetchToolCallsMethod,
+        future: FetchToolCallsFuture,
         parameters: (),
         output: Vec<ToolCall>,
         callback_message: "`{Self}` is not a valid `fetch_tool_calls` callback",
@@ -432,6 +460,7 @@ checkers! {
         callback: FetchToolsCallback,
         method: FetchToolsMethod,
         missing: MissingFetchToolsMethod,
+        future: FetchToolsFuture,
         parameters: (),
         output: Vec<Tool>,
         callback_message: "`{Self}` is not a valid `fetch_tools` callback",
@@ -456,6 +485,7 @@ checkers! {
         callback: FetchRetrievablesCallback,
         method: FetchRetrievablesMethod,
         missing: MissingFetchRetrievablesMethod,
+        future: FetchRetrievablesFuture,
         parameters: (),
         output: Vec<Retrievable>,
         callback_message: "`{Self}` is not a valid `fetch_retrievables` callback",
@@ -480,6 +510,7 @@ checkers! {
         callback: RefreshStandingInstructionsCallback,
         method: RefreshStandingInstructionsMethod,
         missing: MissingRefreshStandingInstructionsMethod,
+        future: RefreshStandingInstructionsFuture,
         parameters: (),
         output: Vec<StandingInstruction>,
         callback_message: "`{Self}` is not a valid `refresh_standing_instructions` callback",
@@ -504,6 +535,7 @@ checkers! {
         callback: StoreMemoryCallback,
         method: StoreMemoryMethod,
         missing: MissingStoreMemoryMethod,
+        future: StoreMemoryFuture,
         parameters: (memory: Memory),
         output: (),
         callback_message: "`{Self}` is not a valid `store_memory` callback",
@@ -528,6 +560,7 @@ checkers! {
         callback: MutateMemoryCallback,
         method: MutateMemoryMethod,
         missing: MissingMutateMemoryMethod,
+        future: MutateMemoryFuture,
         parameters: (memory: Memory),
         output: (),
         callback_message: "`{Self}` is not a valid `mutate_memory` callback",
@@ -552,6 +585,7 @@ checkers! {
         callback: DeleteMemoryCallback,
         method: DeleteMemoryMethod,
         missing: MissingDeleteMemoryMethod,
+        future: DeleteMemoryFuture,
         parameters: (id: String),
         output: (),
         callback_message: "`{Self}` is not a valid `delete_memory` callback",
@@ -576,6 +610,7 @@ checkers! {
         callback: StoreMessageCallback,
         method: StoreMessageMethod,
         missing: MissingStoreMessageMethod,
+        future: StoreMessageFuture,
         parameters: (message: Message),
         output: (),
         callback_message: "`{Self}` is not a valid `store_message` callback",
@@ -600,6 +635,7 @@ checkers! {
         callback: MutateMessageCallback,
         method: MutateMessageMethod,
         missing: MissingMutateMessageMethod,
+        future: MutateMessageFuture,
         parameters: (message: Message),
         output: (),
         callback_message: "`{Self}` is not a valid `mutate_message` callback",
@@ -624,6 +660,7 @@ checkers! {
         callback: DeleteMessageCallback,
         method: DeleteMessageMethod,
         missing: MissingDeleteMessageMethod,
+        future: DeleteMessageFuture,
         parameters: (id: String),
         output: (),
         callback_message: "`{Self}` is not a valid `delete_message` callback",
@@ -648,6 +685,7 @@ checkers! {
         callback: StoreThoughtCallback,
         method: StoreThoughtMethod,
         missing: MissingStoreThoughtMethod,
+        future: StoreThoughtFuture,
         parameters: (thought: Thought),
         output: (),
         callback_message: "`{Self}` is not a valid `store_thought` callback",
@@ -672,6 +710,7 @@ checkers! {
         callback: MutateThoughtCallback,
         method: MutateThoughtMethod,
         missing: MissingMutateThoughtMethod,
+        future: MutateThoughtFuture,
         parameters: (thought: Thought),
         output: (),
         callback_message: "`{Self}` is not a valid `mutate_thought` callback",
@@ -696,6 +735,7 @@ checkers! {
         callback: DeleteThoughtCallback,
         method: DeleteThoughtMethod,
         missing: MissingDeleteThoughtMethod,
+        future: DeleteThoughtFuture,
         parameters: (id: String),
         output: (),
         callback_message: "`{Self}` is not a valid `delete_thought` callback",
@@ -720,6 +760,7 @@ checkers! {
         callback: StoreToolCallCallback,
         method: StoreToolCallMethod,
         missing: MissingStoreToolCallMethod,
+        future: StoreToolCallFuture,
         parameters: (tool_call: ToolCall),
         output: (),
         callback_message: "`{Self}` is not a valid `store_tool_call` callback",
@@ -744,6 +785,7 @@ checkers! {
         callback: MutateToolCallCallback,
         method: MutateToolCallMethod,
         missing: MissingMutateToolCallMethod,
+        future: MutateToolCallFuture,
         parameters: (tool_call: ToolCall),
         output: (),
         callback_message: "`{Self}` is not a valid `mutate_tool_call` callback",
@@ -768,6 +810,7 @@ checkers! {
         callback: DeleteToolCallCallback,
         method: DeleteToolCallMethod,
         missing: MissingDeleteToolCallMethod,
+        future: DeleteToolCallFuture,
         parameters: (id: String),
         output: (),
         callback_message: "`{Self}` is not a valid `delete_tool_call` callback",
@@ -792,6 +835,7 @@ checkers! {
         callback: StoreRetrievableCallback,
         method: StoreRetrievableMethod,
         missing: MissingStoreRetrievableMethod,
+        future: StoreRetrievableFuture,
         parameters: (retrievable: Retrievable),
         output: (),
         callback_message: "`{Self}` is not a valid `store_retrievable` callback",
@@ -816,6 +860,7 @@ checkers! {
         callback: MutateRetrievableCallback,
         method: MutateRetrievableMethod,
         missing: MissingMutateRetrievableMethod,
+        future: MutateRetrievableFuture,
         parameters: (retrievable: Retrievable),
         output: (),
         callback_message: "`{Self}` is not a valid `mutate_retrievable` callback",
@@ -840,6 +885,7 @@ checkers! {
         callback: DeleteRetrievableCallback,
         method: DeleteRetrievableMethod,
         missing: MissingDeleteRetrievableMethod,
+        future: DeleteRetrievableFuture,
         parameters: (id: String),
         output: (),
         callback_message: "`{Self}` is not a valid `delete_retrievable` callback",
@@ -864,6 +910,7 @@ checkers! {
         callback: StoreStandingInstructionCallback,
         method: StoreStandingInstructionMethod,
         missing: MissingStoreStandingInstructionMethod,
+        future: StoreStandingInstructionFuture,
         parameters: (instruction: StandingInstruction),
         output: (),
         callback_message: "`{Self}` is not a valid `store_standing_instruction` callback",
@@ -888,6 +935,7 @@ checkers! {
         callback: MutateStandingInstructionCallback,
         method: MutateStandingInstructionMethod,
         missing: MissingMutateStandingInstructionMethod,
+        future: MutateStandingInstructionFuture,
         parameters: (instruction: StandingInstruction),
         output: (),
         callback_message: "`{Self}` is not a valid `mutate_standing_instruction` callback",
@@ -912,6 +960,7 @@ checkers! {
         callback: DeleteStandingInstructionCallback,
         method: DeleteStandingInstructionMethod,
         missing: MissingDeleteStandingInstructionMethod,
+        future: DeleteStandingInstructionFuture,
         parameters: (instruction: StandingInstruction),
         output: (),
         callback_message: "`{Self}` is not a valid `delete_standing_instruction` callback",
@@ -936,6 +985,7 @@ checkers! {
         callback: StoreMediaBytesCallback,
         method: StoreMediaBytesMethod,
         missing: MissingStoreMediaBytesMethod,
+        future: StoreMediaBytesFuture,
         parameters: (id: String, bytes: ConduitBytes),
         output: MediaReader,
         callback_message: "`{Self}` is not a valid `store_media_bytes` callback",
@@ -960,6 +1010,7 @@ checkers! {
         callback: StoreRetrievableBytesCallback,
         method: StoreRetrievableBytesMethod,
         missing: MissingStoreRetrievableBytesMethod,
+        future: StoreRetrievableBytesFuture,
         parameters: (id: String, bytes: ConduitBytes),
         output: SpoolReader,
         callback_message: "`{Self}` is not a valid `store_retrievable_bytes` callback",
