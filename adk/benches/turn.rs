@@ -404,6 +404,14 @@ enum Row {
     HistoryLoad { index: usize, whole: bool },
 }
 
+impl Row {
+    /// History rows keep what holds the history until the loop frees it (`free_kept_history`);
+    /// the other rows keep nothing, and skip the call so their counts stay their own.
+    fn keeps_history(self) -> bool {
+        matches!(self, Self::HistoryTurn { .. } | Self::HistoryLoad { .. })
+    }
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .build()
@@ -414,11 +422,15 @@ fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) ->
     let row = rows.resolve(name);
     // One warm-up run, so lazily initialised statics and reused buffers do not count.
     runtime.block_on(rows.run(row));
-    free_kept_history();
+    if row.keeps_history() {
+        free_kept_history();
+    }
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     runtime.block_on(rows.run(row));
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    free_kept_history();
+    if row.keeps_history() {
+        free_kept_history();
+    }
     allocations
 }
 
@@ -524,7 +536,9 @@ fn main() {
         let row = rows.resolve(&row);
         for _ in 0..iterations {
             runtime.block_on(rows.run(row));
-            free_kept_history();
+            if row.keeps_history() {
+                free_kept_history();
+            }
         }
         return;
     }
@@ -541,7 +555,9 @@ fn main() {
         group.bench_function(name.as_str(), |bencher| {
             bencher.iter(|| {
                 runtime.block_on(rows.run(row));
-                free_kept_history();
+                if row.keeps_history() {
+                    free_kept_history();
+                }
             });
         });
     }
