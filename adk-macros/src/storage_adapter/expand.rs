@@ -42,6 +42,7 @@ fn adapter_impl(item: &syn::ItemStruct, entries: &[Entry], sources: &[Source]) -
     let name = &item.ident;
     let (impl_generics, type_generics, where_clause) = item.generics.split_for_impl();
     let adapter = Adapter {
+        name: name.clone(),
         self_type: quote!(#name #type_generics),
         impl_generics: quote!(#impl_generics),
         where_clause: quote!(#where_clause),
@@ -76,6 +77,7 @@ fn adapter_impl(item: &syn::ItemStruct, entries: &[Entry], sources: &[Source]) -
         self_type,
         impl_generics,
         where_clause,
+        ..
     } = adapter;
     quote! {
         const _: () = {
@@ -91,6 +93,8 @@ fn adapter_impl(item: &syn::ItemStruct, entries: &[Entry], sources: &[Source]) -
 
 /// The adapter type as generated code names it.
 struct Adapter {
+    /// `ChatStore`.
+    name: Ident,
     /// `ChatStore<T>`.
     self_type: TokenStream,
     impl_generics: TokenStream,
@@ -171,10 +175,13 @@ fn arguments(callback: &Callback) -> Vec<Ident> {
 /// the trait's own methods are in scope: there, `Self::fetch_messages` would resolve to the method
 /// being generated whenever the adapter has no inherent `fetch_messages`, and call itself. Here it
 /// resolves to the inherent method when there is one; otherwise, when the name is a callback's, to
-/// the placeholder of the `Missing<Name>Method` guard brought into scope below, which the
-/// `<Name>Exists` check reports as "`ChatStore` has no method `delete_message`" (or, if the user
-/// imported `StorageAdapter`, to an E0034 ambiguity naming the guard). Either way the build fails
-/// instead of recursing at run time.
+/// the placeholder of the guard trait declared in the helper's body, which the `<Name>Exists`
+/// check reports as "`ChatStore` has no method `delete_message`". If the user imported
+/// `StorageAdapter`, the name is ambiguous between the guard and the trait's method (E0034);
+/// rustc then names the guard, so it is named to say what is wrong:
+/// `ChatStore_has_no_method_delete_message`. Either way the build fails instead of recursing at
+/// run time. (A trait in scope cannot be hidden from an inner block, and the inherent method and
+/// the trait's have the same receiver, so no lookup can put the guard between them.)
 fn method_helper(
     adapter: &Adapter,
     callback: &Callback,
@@ -187,6 +194,7 @@ fn method_helper(
         self_type,
         impl_generics,
         where_clause,
+        ..
     } = adapter;
     let adapter_type = self_type;
     let state = Ident::new("state", Span::mixed_site());
@@ -207,14 +215,25 @@ fn method_helper(
         .iter()
         .find(|known| inherent == known.name)
         .map(|known| {
-            let guard = format_ident!("Missing{}Method", known.camel_case());
+            let guard = format_ident!("{}_has_no_method_{}", adapter.name, inherent);
             let exists = format_ident!("{}Exists", known.camel_case());
             let exists_check = quote_spanned! {self_span=>
                 <_ as ::adk::storage::callback::#exists<#adapter_type>>::exists(#method_path);
             };
+            // Spanned at the user's `self.method`: an E0034 note shows the guard there rather
+            // than the whole macro call.
+            let guard_items = quote_spanned! {self_span=>
+                // Unused whenever the adapter has the method, which is the point.
+                #[allow(non_camel_case_types, dead_code)]
+                trait #guard {
+                    #[allow(non_upper_case_globals)]
+                    const #inherent: ::adk::storage::callback::NoSuchMethod<Self> =
+                        ::adk::storage::callback::NoSuchMethod::PLACEHOLDER;
+                }
+                impl<T: ?Sized> #guard for T {}
+            };
             quote! {
-                #[allow(unused_imports)]
-                use ::adk::storage::callback::#guard as _;
+                #guard_items
                 #exists_check
             }
         });
@@ -408,7 +427,7 @@ mod tests {
         let output =
             expanded(quote!(struct Store; impl { fetch_messages: self.fetch_messages, ..noop }));
         assert!(
-            output.contains("use :: adk :: storage :: callback :: MissingFetchMessagesMethod as _"),
+            output.contains("trait Store_has_no_method_fetch_messages { # [allow (non_upper_case_globals)] const fetch_messages : :: adk :: storage :: callback :: NoSuchMethod < Self > ="),
             "{output}"
         );
         assert!(

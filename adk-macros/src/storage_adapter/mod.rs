@@ -246,7 +246,7 @@ mod tests {
             for expected in [
                 format!("callback: {camel}Callback,"),
                 format!("method: {camel}Method,"),
-                format!("missing: Missing{camel}Method,"),
+                format!("future: {camel}Future,"),
                 format!("callback_label: \"expected `{signature}`\","),
                 format!("method_label: \"expected `{method_signature}`\","),
                 format!("is not a valid `{}` callback", callback.name),

@@ -16,8 +16,10 @@
 //! type: `<Name>Parameters` (what it takes), [`CallbackFuture`] (that it returns a future) and
 //! `<Name>Output` (what the future resolves to), joined by `<Name>Future`.
 //!
-//! `Missing<Name>Method` guards `self.<name>`: see its docs. When it is what the name resolves
-//! to, `<Name>Exists` reports "`ChatStore` has no method `<name>`".
+//! `self.<name>` is guarded by a trait `storage_adapter!` declares where the name is resolved
+//! (`ChatStore_has_no_method_<name>`), whose placeholder constant [`NoSuchMethod`] the name
+//! resolves to when the adapter has no inherent `<name>`; `<Name>Exists` then reports
+//! "`ChatStore` has no method `<name>`".
 //!
 //! `call` consumes the callback and returns its future unchanged, so the future's own `Send`-ness
 //! shows through to the `+ Send` bound of the generated `StorageAdapter` method.
@@ -50,6 +52,11 @@ pub struct NoSuchMethod<State: ?Sized>(std::marker::PhantomData<NotSendNotSync<S
 
 /// `*const ()` takes away `Send` and `Sync`; `fn(&State)` names the adapter without owning one.
 type NotSendNotSync<State> = (*const (), fn(&State));
+
+impl<State: ?Sized> NoSuchMethod<State> {
+    /// The placeholder `self.<name>` resolves to through the guard `storage_adapter!` declares.
+    pub const PLACEHOLDER: Self = Self(std::marker::PhantomData);
+}
 
 impl<State: ?Sized> std::fmt::Debug for NoSuchMethod<State> {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -108,7 +115,6 @@ macro_rules! checkers {
         $name:ident {
             callback: $Callback:ident,
             method: $Method:ident,
-            missing: $Missing:ident,
             future: $Future:ident,
             parameters: ($($argument:ident: $Argument:ty),*),
             output: $Output:ty,
@@ -317,18 +323,6 @@ macro_rules! checkers {
         }
 
         #[doc = concat!(
-            "Brought into scope where `self.", stringify!($name), "` is resolved, so that when the adapter has ",
-            "no inherent `", stringify!($name), "` the name resolves to this placeholder (a [`NoSuchMethod`], ",
-            "which `", stringify!($Exists), "` reports as a missing method), instead of to the ",
-            "`StorageAdapter` method being generated (which would call itself forever)."
-        )]
-        pub trait $Missing {
-            /// The placeholder.
-            #[allow(non_upper_case_globals)]
-            const $name: NoSuchMethod<Self> = NoSuchMethod(std::marker::PhantomData);
-        }
-
-        #[doc = concat!(
             "Checks that `self.", stringify!($name), "` named a method of the adapter: any method is a ",
             "fn item, which is `Copy + Send`; the [`NoSuchMethod`] placeholder, and a reference to it, are not."
         )]
@@ -349,7 +343,6 @@ macro_rules! checkers {
         #[diagnostic::do_not_recommend]
         impl<State: ?Sized, F: Copy + Send> $Exists<State> for F {}
 
-        impl<T: ?Sized> $Missing for T {}
     )*};
 }
 
@@ -359,7 +352,6 @@ checkers! {
     fetch_memories {
         callback: FetchMemoriesCallback,
         method: FetchMemoriesMethod,
-        missing: MissingFetchMemoriesMethod,
         future: FetchMemoriesFuture,
         parameters: (),
         output: Vec<Memory>,
@@ -384,7 +376,6 @@ checkers! {
     fetch_messages {
         callback: FetchMessagesCallback,
         method: FetchMessagesMethod,
-        missing: MissingFetchMessagesMethod,
         future: FetchMessagesFuture,
         parameters: (),
         output: Vec<Message>,
@@ -409,7 +400,6 @@ checkers! {
     fetch_thoughts {
         callback: FetchThoughtsCallback,
         method: FetchThoughtsMethod,
-        missing: MissingFetchThoughtsMethod,
         future: FetchThoughtsFuture,
         parameters: (),
         output: Vec<Thought>,
@@ -434,7 +424,6 @@ checkers! {
     fetch_tool_calls {
         callback: FetchToolCallsCallback,
         method: FetchToolCallsMethod,
-        missing: MissingFetchToolCallsMethod,
         future: FetchToolCallsFuture,
         parameters: (),
         output: Vec<ToolCall>,
@@ -459,7 +448,6 @@ checkers! {
     fetch_tools {
         callback: FetchToolsCallback,
         method: FetchToolsMethod,
-        missing: MissingFetchToolsMethod,
         future: FetchToolsFuture,
         parameters: (),
         output: Vec<Tool>,
@@ -484,7 +472,6 @@ checkers! {
     fetch_retrievables {
         callback: FetchRetrievablesCallback,
         method: FetchRetrievablesMethod,
-        missing: MissingFetchRetrievablesMethod,
         future: FetchRetrievablesFuture,
         parameters: (),
         output: Vec<Retrievable>,
@@ -509,7 +496,6 @@ checkers! {
     refresh_standing_instructions {
         callback: RefreshStandingInstructionsCallback,
         method: RefreshStandingInstructionsMethod,
-        missing: MissingRefreshStandingInstructionsMethod,
         future: RefreshStandingInstructionsFuture,
         parameters: (),
         output: Vec<StandingInstruction>,
@@ -534,7 +520,6 @@ checkers! {
     store_memory {
         callback: StoreMemoryCallback,
         method: StoreMemoryMethod,
-        missing: MissingStoreMemoryMethod,
         future: StoreMemoryFuture,
         parameters: (memory: Memory),
         output: (),
@@ -559,7 +544,6 @@ checkers! {
     mutate_memory {
         callback: MutateMemoryCallback,
         method: MutateMemoryMethod,
-        missing: MissingMutateMemoryMethod,
         future: MutateMemoryFuture,
         parameters: (memory: Memory),
         output: (),
@@ -584,7 +568,6 @@ checkers! {
     delete_memory {
         callback: DeleteMemoryCallback,
         method: DeleteMemoryMethod,
-        missing: MissingDeleteMemoryMethod,
         future: DeleteMemoryFuture,
         parameters: (id: String),
         output: (),
@@ -609,7 +592,6 @@ checkers! {
     store_message {
         callback: StoreMessageCallback,
         method: StoreMessageMethod,
-        missing: MissingStoreMessageMethod,
         future: StoreMessageFuture,
         parameters: (message: Message),
         output: (),
@@ -634,7 +616,6 @@ checkers! {
     mutate_message {
         callback: MutateMessageCallback,
         method: MutateMessageMethod,
-        missing: MissingMutateMessageMethod,
         future: MutateMessageFuture,
         parameters: (message: Message),
         output: (),
@@ -659,7 +640,6 @@ checkers! {
     delete_message {
         callback: DeleteMessageCallback,
         method: DeleteMessageMethod,
-        missing: MissingDeleteMessageMethod,
         future: DeleteMessageFuture,
         parameters: (id: String),
         output: (),
@@ -684,7 +664,6 @@ checkers! {
     store_thought {
         callback: StoreThoughtCallback,
         method: StoreThoughtMethod,
-        missing: MissingStoreThoughtMethod,
         future: StoreThoughtFuture,
         parameters: (thought: Thought),
         output: (),
@@ -709,7 +688,6 @@ checkers! {
     mutate_thought {
         callback: MutateThoughtCallback,
         method: MutateThoughtMethod,
-        missing: MissingMutateThoughtMethod,
         future: MutateThoughtFuture,
         parameters: (thought: Thought),
         output: (),
@@ -734,7 +712,6 @@ checkers! {
     delete_thought {
         callback: DeleteThoughtCallback,
         method: DeleteThoughtMethod,
-        missing: MissingDeleteThoughtMethod,
         future: DeleteThoughtFuture,
         parameters: (id: String),
         output: (),
@@ -759,7 +736,6 @@ checkers! {
     store_tool_call {
         callback: StoreToolCallCallback,
         method: StoreToolCallMethod,
-        missing: MissingStoreToolCallMethod,
         future: StoreToolCallFuture,
         parameters: (tool_call: ToolCall),
         output: (),
@@ -784,7 +760,6 @@ checkers! {
     mutate_tool_call {
         callback: MutateToolCallCallback,
         method: MutateToolCallMethod,
-        missing: MissingMutateToolCallMethod,
         future: MutateToolCallFuture,
         parameters: (tool_call: ToolCall),
         output: (),
@@ -809,7 +784,6 @@ checkers! {
     delete_tool_call {
         callback: DeleteToolCallCallback,
         method: DeleteToolCallMethod,
-        missing: MissingDeleteToolCallMethod,
         future: DeleteToolCallFuture,
         parameters: (id: String),
         output: (),
@@ -834,7 +808,6 @@ checkers! {
     store_retrievable {
         callback: StoreRetrievableCallback,
         method: StoreRetrievableMethod,
-        missing: MissingStoreRetrievableMethod,
         future: StoreRetrievableFuture,
         parameters: (retrievable: Retrievable),
         output: (),
@@ -859,7 +832,6 @@ checkers! {
     mutate_retrievable {
         callback: MutateRetrievableCallback,
         method: MutateRetrievableMethod,
-        missing: MissingMutateRetrievableMethod,
         future: MutateRetrievableFuture,
         parameters: (retrievable: Retrievable),
         output: (),
@@ -884,7 +856,6 @@ checkers! {
     delete_retrievable {
         callback: DeleteRetrievableCallback,
         method: DeleteRetrievableMethod,
-        missing: MissingDeleteRetrievableMethod,
         future: DeleteRetrievableFuture,
         parameters: (id: String),
         output: (),
@@ -909,7 +880,6 @@ checkers! {
     store_standing_instruction {
         callback: StoreStandingInstructionCallback,
         method: StoreStandingInstructionMethod,
-        missing: MissingStoreStandingInstructionMethod,
         future: StoreStandingInstructionFuture,
         parameters: (instruction: StandingInstruction),
         output: (),
@@ -934,7 +904,6 @@ checkers! {
     mutate_standing_instruction {
         callback: MutateStandingInstructionCallback,
         method: MutateStandingInstructionMethod,
-        missing: MissingMutateStandingInstructionMethod,
         future: MutateStandingInstructionFuture,
         parameters: (instruction: StandingInstruction),
         output: (),
@@ -959,7 +928,6 @@ checkers! {
     delete_standing_instruction {
         callback: DeleteStandingInstructionCallback,
         method: DeleteStandingInstructionMethod,
-        missing: MissingDeleteStandingInstructionMethod,
         future: DeleteStandingInstructionFuture,
         parameters: (instruction: StandingInstruction),
         output: (),
@@ -984,7 +952,6 @@ checkers! {
     store_media_bytes {
         callback: StoreMediaBytesCallback,
         method: StoreMediaBytesMethod,
-        missing: MissingStoreMediaBytesMethod,
         future: StoreMediaBytesFuture,
         parameters: (id: String, bytes: ConduitBytes),
         output: MediaReader,
@@ -1009,7 +976,6 @@ checkers! {
     store_retrievable_bytes {
         callback: StoreRetrievableBytesCallback,
         method: StoreRetrievableBytesMethod,
-        missing: MissingStoreRetrievableBytesMethod,
         future: StoreRetrievableBytesFuture,
         parameters: (id: String, bytes: ConduitBytes),
         output: SpoolReader,
