@@ -648,4 +648,35 @@ mod tests {
         let mut ctx = bare_turn();
         assert_eq!(passing.run(&mut ctx).await.outcome, Downstream::Completed);
     }
+
+    /// A middleware that polls `next.run(ctx)` while the rest waits, then drops it: the waiting
+    /// middleware's future is dropped in its slot (not leaked), the walk reports the
+    /// short-circuit, and the slots serve the next walk.
+    #[test]
+    fn a_next_future_dropped_while_the_rest_waits_is_a_short_circuit_and_frees_its_slots() {
+        use std::future::Future;
+
+        let mut stack: Stack<TurnInput> = Stack::new();
+        stack.push(crate::pipeline::from_fn(|ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                let mut rest = Box::pin(next.run(ctx));
+                let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+                assert!(rest.as_mut().poll(&mut context).is_pending());
+                drop(rest);
+                Ok::<(), BoxError>(())
+            })
+        }));
+        stack.push(waits_forever);
+        let mut ctx = bare_turn();
+        let run = stack.run(&mut ctx).now_or_never().unwrap();
+        assert_eq!(run.outcome, Downstream::ShortCircuited);
+        assert_eq!(run.short_circuited_by.map(|by| by.position), Some(0));
+
+        let mut passing: Stack<TurnInput> = Stack::new();
+        passing.push(pass);
+        passing.push(pass);
+        let mut ctx = bare_turn();
+        let run = passing.run(&mut ctx).now_or_never().unwrap();
+        assert_eq!(run.outcome, Downstream::Completed);
+    }
 }
