@@ -203,10 +203,11 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
         next: Next<'a, P::Context>,
     ) -> BoxFuture<'a, Result<(), BoxError>>;
 
-    /// Runs this middleware with its future written into `slot`, memory the pipeline walk
-    /// allocated once for all its middleware. Not a public API: `#[middleware]` overrides it so
-    /// its futures are not boxed; the default boxes [`handle`](Middleware::handle)'s future and
-    /// keeps the box in the slot.
+    /// Starts this middleware: its future is written into `slot`, memory the pipeline walk
+    /// allocated once for all its middleware, and polled there once; [`Started`] says whether
+    /// it finished or waits. Not a public API: `#[middleware]` overrides it so its futures are
+    /// not boxed; the default boxes [`handle`](Middleware::handle)'s future and keeps the box in
+    /// the slot.
     #[doc(hidden)]
     fn handle_in_slot<'a>(
         &'a self,
