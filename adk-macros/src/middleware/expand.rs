@@ -76,112 +76,78 @@ pub(crate) fn middleware(
         <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
     };
     let slot = syn::Ident::new("slot", proc_macro2::Span::call_site());
-    // Spanned at the function name: a future that is not `Send` is reported there. The future
-    // is written into the slot the pipeline walk set aside for it, not boxed.
-    let place = quote_spanned! {name.span()=>
-        ::adk::__private::middleware::place(#slot, move || #name::#name(#ctx, #next), #into_result)
-    };
-    // The body placed once, in one fn that every pipeline's `handle_in_slot` and the direct call
-    // share: one instance of the future's type and conversion to solve per middleware, not one
-    // per use. The direct call (and `handle`, for callers outside a walk) gives it a slot of its
-    // own on the heap.
-    let placed_call = quote! {
-        #[doc(hidden)]
-        #[inline]
-        fn __adk_place<'a>(
-            #ctx: &'a mut #context,
-            #next: ::adk::pipeline::Next<'a, #context>,
-            #slot: ::adk::__private::middleware::Slot<'a, '_>,
-        ) -> ::adk::__private::middleware::Started<'a> {
-            #place
-        }
-
-        #[doc(hidden)]
-        fn __adk_call<'a>(
-            #ctx: &'a mut #context,
-            #next: ::adk::pipeline::Next<'a, #context>,
-        ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
-            ::adk::__private::middleware::own_slot(move |#slot| #name::__adk_place(#ctx, #next, #slot))
-        }
-    };
-    let body_function = body_function(function, TokenStream::new(), placed_call);
+    // Every pipeline the fn is declared for has the same scope (validated), so one context.
+    let first = pipelines.first().copied().unwrap_or(Pipeline::ALL[0]);
+    let first_marker = marker(first);
+    let scope_context = format_ident!("{}", first.scope().context());
     // Written as the pipeline's own context (`TurnContext`, `adk::DispatchContext`), the type
-    // was already checked by name in `validate`: `handle` passes `ctx` and `next` straight on.
+    // was already checked by name in `validate`: `place` passes `ctx` and `next` straight on.
     // Anything else (an alias) goes through `SameContext`, which reports a wrong one under the
     // user's type. Fewer obligations per use keep `cargo check` close to hand-written code.
     let written_context = super::parse::last_segment(context)
         .filter(|segment| segment.arguments.is_none())
         .map(|segment| segment.ident.to_string());
-    let impls = pipelines.iter().map(|pipeline| {
+    let (cast_context, cast_next) = if written_context.as_deref() == Some(first.scope().context()) {
+        (quote!(#ctx), quote!(#next))
+    } else {
+        // Spanned at the user's context type: an alias of the wrong context fails here, with
+        // `SameContext`'s message under the user's type.
+        (
+            quote_spanned! {context.span()=>
+                <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast(#ctx)
+            },
+            quote_spanned! {context.span()=>
+                <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast_next(#next)
+            },
+        )
+    };
+    // Spanned at the function name: a future that is not `Send` is reported there. The future
+    // is written into the slot the pipeline walk set aside for it, not boxed.
+    let place = quote_spanned! {name.span()=>
+        ::adk::__private::middleware::place(#slot, move || #name::#name(#cast_context, #cast_next), #into_result)
+    };
+    let body_function = body_function(function, TokenStream::new(), TokenStream::new());
+    // The body placed once, in the one `MiddlewareFn` impl: the `Middleware` impl of every
+    // pipeline it is declared for (three delegating methods from `__middleware_methods!`) and
+    // the direct call (the `Deref` below, so `load_history(ctx, next)` calls it) go through it,
+    // so the future's type and conversion are solved once per middleware. Generic code in adk
+    // does the rest, checked once there.
+    let pipeline_impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
-        let scope_context = format_ident!("{}", pipeline.scope().context());
-        let (cast_context, cast_next) = if written_context.as_deref() == Some(pipeline.scope().context()) {
-            (quote!(#ctx), quote!(#next))
-        } else {
-            // Spanned at the user's context type: an alias of the wrong context fails here,
-            // with `SameContext`'s message under the user's type.
-            (
-                quote_spanned! {context.span()=>
-                    <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #marker>>::cast(#ctx)
-                },
-                quote_spanned! {context.span()=>
-                    <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #marker>>::cast_next(#next)
-                },
-            )
-        };
         quote! {
             #(#cfgs)*
             #[automatically_derived]
             impl ::adk::pipeline::Middleware<#marker> for #name {
-                fn handle<'a>(
-                    &'a self,
-                    #ctx: &'a mut ::adk::#scope_context,
-                    #next: ::adk::pipeline::Next<'a, ::adk::#scope_context>,
-                ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
-                    ::adk::__private::middleware::handle_via_slot::<#marker, Self>(self, #ctx, #next)
-                }
-
-                fn handle_in_slot<'a>(
-                    &'a self,
-                    #ctx: &'a mut ::adk::#scope_context,
-                    #next: ::adk::pipeline::Next<'a, ::adk::#scope_context>,
-                    #slot: ::adk::__private::middleware::Slot<'a, '_>,
-                ) -> ::adk::__private::middleware::Started<'a> {
-                    #name::__adk_place(#cast_context, #cast_next, #slot)
-                }
-
-                fn name(&self) -> &'static str {
-                    #name_text
-                }
+                ::adk::__middleware_methods!();
             }
         }
     });
-    let direct_call = direct_call(function, context);
+    let scope_context_path = quote!(::adk::#scope_context);
     quote! {
         #unit_struct
         #body_function
-        #(#impls)*
-        #direct_call
-    }
-}
+        #(#cfgs)*
+        #[automatically_derived]
+        impl ::adk::__private::middleware::MiddlewareFn for #name {
+            type Context = #scope_context_path;
+            const NAME: &'static str = #name_text;
 
-/// Makes `load_history(ctx, next)` a call of the middleware, as it was before `#[middleware]`
-/// turned the fn into a unit struct (without this, rustc says "expected function, found struct").
-/// A call expression derefs its callee, so the struct derefs to a fn pointer that runs the body
-/// and boxes its future; the error is boxed as in the pipeline, so the call's output is
-/// `Result<(), BoxError>`. One middleware can then call another, and a test can call one with
-/// the `next` of a `Stack` run.
-fn direct_call(function: &MiddlewareFn, context: &syn::Type) -> TokenStream {
-    let name = function.name();
-    let cfgs = function.cfg_attributes();
-    let call = quote!(::adk::__private::middleware::DirectCall<#context>);
-    quote! {
+            #[inline]
+            fn place<'a>(
+                #ctx: &'a mut #scope_context_path,
+                #next: ::adk::pipeline::Next<'a, #scope_context_path>,
+                #slot: ::adk::__private::middleware::Slot<'a, '_>,
+            ) -> ::adk::__private::middleware::Started<'a> {
+                #place
+            }
+        }
+        #(#pipeline_impls)*
         #(#cfgs)*
         impl ::core::ops::Deref for #name {
-            type Target = #call;
+            type Target = ::adk::__private::middleware::DirectCall<#scope_context_path>;
 
-            fn deref(&self) -> &#call {
-                &(#name::__adk_call as #call)
+            fn deref(&self) -> &::adk::__private::middleware::DirectCall<#scope_context_path> {
+                &(::adk::__private::middleware::call_directly::<#name> as ::adk::__private::middleware::DirectCall<#scope_context_path>)
             }
         }
     }

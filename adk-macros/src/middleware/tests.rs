@@ -499,7 +499,7 @@ fn awaited_run_calls_pass_in_every_position() {
 }
 
 #[test]
-fn a_valid_function_expands_to_a_struct_and_one_impl_per_pipeline() {
+fn a_valid_function_expands_to_a_struct_its_middleware_fn_and_one_impl_per_pipeline() {
     let output = expand(
         quote!(pipeline = [dispatch_input, dispatch_output]),
         quote! {
@@ -514,6 +514,13 @@ fn a_valid_function_expands_to_a_struct_and_one_impl_per_pipeline() {
     .to_string();
     assert!(output.contains("pub struct count ;"), "{output}");
     assert!(output.contains("Counts iterations."), "{output}");
+    assert_eq!(
+        output
+            .matches("impl :: adk :: __private :: middleware :: MiddlewareFn for count")
+            .count(),
+        1,
+        "{output}"
+    );
     for marker in ["DispatchInput", "DispatchOutput"] {
         assert!(
             output.contains(&format!(

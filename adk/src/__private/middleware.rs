@@ -71,19 +71,71 @@ where
 
 pub use crate::pipeline::{InSlot, Slot, Started, own_slot};
 
-/// `Middleware::handle` for a middleware that fills slots: its future in a slot of its own, for
-/// callers outside a pipeline walk. Generic, so the user's types are checked once, in the
-/// generated `handle_in_slot`.
-pub fn handle_via_slot<'a, P, M>(
-    middleware: &'a M,
-    ctx: &'a mut P::Context,
-    next: Next<'a, P::Context>,
-) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
-where
-    P: crate::pipeline::Pipeline,
-    M: crate::pipeline::Middleware<P>,
-{
-    own_slot(|slot| middleware.handle_in_slot(ctx, next, slot))
+/// A `#[middleware]` fn, as its unit struct: the context it takes, its name, and how it starts
+/// in a slot. Generated once per fn. Its `Middleware` impl for each pipeline it is declared for
+/// is three one-line methods delegating here ([`middleware_methods!`](crate::__middleware_methods)),
+/// so the generated code stays small and the code every middleware shares is written (and
+/// checked) once, in adk. (A blanket impl would be smaller still, but a middleware registered on
+/// the wrong pipeline would then be reported against the blanket impl's bounds instead of with
+/// "`Middleware<TurnInput>` is implemented for it".)
+pub trait MiddlewareFn: Send + Sync + 'static {
+    /// The context of the pipelines it is declared for (all of one scope).
+    type Context: crate::pipeline::PipelineContext;
+    /// The fn's name, for run-time errors.
+    const NAME: &'static str;
+
+    /// Writes the fn's future into `slot` and polls it once.
+    fn place<'a>(
+        ctx: &'a mut Self::Context,
+        next: Next<'a, Self::Context>,
+        slot: Slot<'a, '_>,
+    ) -> Started<'a>;
+}
+
+/// The methods of a `#[middleware]` fn's `Middleware` impl, delegating to its [`MiddlewareFn`]
+/// impl. Not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __middleware_methods {
+    () => {
+        fn handle<'a>(
+            &'a self,
+            ctx: &'a mut <Self as $crate::__private::middleware::MiddlewareFn>::Context,
+            next: $crate::pipeline::Next<
+                'a,
+                <Self as $crate::__private::middleware::MiddlewareFn>::Context,
+            >,
+        ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>>
+        {
+            $crate::__private::middleware::call_directly::<Self>(ctx, next)
+        }
+
+        #[inline]
+        fn handle_in_slot<'a>(
+            &'a self,
+            ctx: &'a mut <Self as $crate::__private::middleware::MiddlewareFn>::Context,
+            next: $crate::pipeline::Next<
+                'a,
+                <Self as $crate::__private::middleware::MiddlewareFn>::Context,
+            >,
+            slot: $crate::__private::middleware::Slot<'a, '_>,
+        ) -> $crate::__private::middleware::Started<'a> {
+            <Self as $crate::__private::middleware::MiddlewareFn>::place(ctx, next, slot)
+        }
+
+        fn name(&self) -> &'static str {
+            <Self as $crate::__private::middleware::MiddlewareFn>::NAME
+        }
+    };
+}
+
+/// Runs a `#[middleware]` fn outside a pipeline walk, its future in a slot of its own: what its
+/// unit struct derefs to (so `load_history(ctx, next)` calls it) and its `Middleware::handle`.
+pub fn call_directly<'a, M: MiddlewareFn>(
+    ctx: &'a mut M::Context,
+    next: Next<'a, M::Context>,
+) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>> {
+    own_slot(move |slot| M::place(ctx, next, slot))
 }
 
 /// What a `#[middleware]` unit struct derefs to, so that `load_history(ctx, next)` calls it.
