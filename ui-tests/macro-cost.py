@@ -57,7 +57,7 @@ CALLBACKS.append(("store_media_bytes", [("id", "String"), ("bytes", "ConduitByte
 CALLBACKS.append(("store_retrievable_bytes", [("id", "String"), ("bytes", "ConduitBytes")], "SpoolReader"))
 assert len(CALLBACKS) == 27
 
-PRELUDE = """#![allow(dead_code, clippy::all)]
+PRELUDE = """#![allow(dead_code, unused_variables, clippy::all)]
 use std::sync::{Arc, Mutex};
 
 use adk::TurnContext;

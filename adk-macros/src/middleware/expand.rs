@@ -107,11 +107,15 @@ pub(crate) fn middleware(
         ::adk::__private::middleware::place(#slot, move || #name::#name(#cast_context, #cast_next), #into_result)
     };
     let body_function = body_function(function, TokenStream::new(), TokenStream::new());
-    // The body placed once, in the one `MiddlewareFn` impl: the `Middleware` impl of every
+    // The body is placed once, in the one `MiddlewareFn` impl; the `Middleware` impl of every
     // pipeline it is declared for (three delegating methods from `__middleware_methods!`) and
-    // the direct call (the `Deref` below, so `load_history(ctx, next)` calls it) go through it,
-    // so the future's type and conversion are solved once per middleware. Generic code in adk
-    // does the rest, checked once there.
+    // the direct call (a `Deref`, so `load_history(ctx, next)` calls it) go through it, so the
+    // future's type and conversion are solved once per middleware. `adk::__middleware!` writes
+    // the `MiddlewareFn` impl and the `Deref`: only the parts that carry the user's spans are
+    // built here, because rustc expands a `macro_rules!` much faster than this crate, built
+    // unoptimised as cargo builds proc macros, builds the same tokens on every `cargo check`.
+    // The `Middleware` impl headers stay here, so a middleware registered on the wrong pipeline
+    // is reported at the user's attribute with no mention of a macro of ours.
     let pipeline_impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
         quote! {
@@ -122,34 +126,15 @@ pub(crate) fn middleware(
             }
         }
     });
-    let scope_context_path = quote!(::adk::#scope_context);
     quote! {
         #unit_struct
         #body_function
-        #(#cfgs)*
-        #[automatically_derived]
-        impl ::adk::__private::middleware::MiddlewareFn for #name {
-            type Context = #scope_context_path;
-            const NAME: &'static str = #name_text;
-
-            #[inline]
-            fn place<'a>(
-                #ctx: &'a mut #scope_context_path,
-                #next: ::adk::pipeline::Next<'a, #scope_context_path>,
-                #slot: ::adk::__private::middleware::Slot<'a, '_>,
-            ) -> ::adk::__private::middleware::Started<'a> {
-                #place
-            }
+        ::adk::__middleware! {
+            #(#cfgs)*
+            fn #name = #name_text in #scope_context
+            |#ctx, #next, #slot| #place
         }
         #(#pipeline_impls)*
-        #(#cfgs)*
-        impl ::core::ops::Deref for #name {
-            type Target = ::adk::__private::middleware::DirectCall<#scope_context_path>;
-
-            fn deref(&self) -> &::adk::__private::middleware::DirectCall<#scope_context_path> {
-                &(::adk::__private::middleware::call_directly::<#name> as ::adk::__private::middleware::DirectCall<#scope_context_path>)
-            }
-        }
     }
 }
 

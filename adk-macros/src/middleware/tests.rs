@@ -516,7 +516,7 @@ fn a_valid_function_expands_to_a_struct_its_middleware_fn_and_one_impl_per_pipel
     assert!(output.contains("Counts iterations."), "{output}");
     assert_eq!(
         output
-            .matches("impl :: adk :: __private :: middleware :: MiddlewareFn for count")
+            .matches(":: adk :: __middleware ! { fn count = \"count\" in DispatchContext")
             .count(),
         1,
         "{output}"

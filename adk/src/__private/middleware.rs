@@ -72,8 +72,9 @@ where
 pub use crate::pipeline::{InSlot, Slot, Started, own_slot};
 
 /// A `#[middleware]` fn, as its unit struct: the context it takes, its name, and how it starts
-/// in a slot. Generated once per fn. Its `Middleware` impl for each pipeline it is declared for
-/// is three one-line methods delegating here ([`middleware_methods!`](crate::__middleware_methods)),
+/// in a slot. Generated once per fn (by [`__middleware!`](crate::__middleware)). Its `Middleware`
+/// impl for each pipeline it is declared for is three one-line methods delegating here
+/// ([`__middleware_methods!`](crate::__middleware_methods)),
 /// so the generated code stays small and the code every middleware shares is written (and
 /// checked) once, in adk. (A blanket impl would be smaller still, but a middleware registered on
 /// the wrong pipeline would then be reported against the blanket impl's bounds instead of with
@@ -92,8 +93,52 @@ pub trait MiddlewareFn: Send + Sync + 'static {
     ) -> Started<'a>;
 }
 
+/// The impls of a `#[middleware]` fn, written here rather than by the proc macro: rustc expands
+/// a `macro_rules!` far faster than an unoptimised proc macro builds the same tokens, and the
+/// proc macro is re-run on every `cargo check` of the user's crate. Not a public API.
+///
+/// It writes the [`MiddlewareFn`] impl (`place` runs `$place`, which the proc macro spanned at
+/// the user's tokens) and the `Deref` that makes the unit struct callable.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __middleware {
+    (
+        $(#[$cfg:meta])*
+        fn $name:ident = $name_text:literal in $context:ident
+        |$ctx:ident, $next:ident, $slot:ident| $place:expr
+    ) => {
+        $(#[$cfg])*
+        #[automatically_derived]
+        impl $crate::__private::middleware::MiddlewareFn for $name {
+            type Context = $crate::$context;
+            const NAME: &'static str = $name_text;
+
+            #[inline]
+            fn place<'a>(
+                $ctx: &'a mut $crate::$context,
+                $next: $crate::pipeline::Next<'a, $crate::$context>,
+                $slot: $crate::__private::middleware::Slot<'a, '_>,
+            ) -> $crate::__private::middleware::Started<'a> {
+                $place
+            }
+        }
+
+        $(#[$cfg])*
+        impl ::core::ops::Deref for $name {
+            type Target = $crate::__private::middleware::DirectCall<$crate::$context>;
+
+            fn deref(&self) -> &$crate::__private::middleware::DirectCall<$crate::$context> {
+                &($crate::__private::middleware::call_directly::<$name>
+                    as $crate::__private::middleware::DirectCall<$crate::$context>)
+            }
+        }
+    };
+}
+
 /// The methods of a `#[middleware]` fn's `Middleware` impl, delegating to its [`MiddlewareFn`]
-/// impl. Not a public API.
+/// impl. Not a public API. (The impl's header is written by the proc macro, so a middleware
+/// registered on the wrong pipeline is reported at the user's attribute with no mention of a
+/// macro of ours.)
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_methods {
