@@ -64,7 +64,6 @@ pub(crate) fn middleware(
     let unit_struct = unit_struct(function);
     let context = signature.context;
     let output = signature.output;
-    let name_text = syn::ext::IdentExt::unraw(name).to_string();
     // The generated `ctx` and `next`, named with the call site's hygiene also inside the
     // `quote_spanned!` below: tokens spanned at a name that came out of a `macro_rules!` would
     // otherwise look them up in that macro's hygiene, where they do not exist ("cannot find
@@ -104,37 +103,36 @@ pub(crate) fn middleware(
     // Spanned at the function name: a future that is not `Send` is reported there. The future
     // is written into the slot the pipeline walk set aside for it, not boxed.
     let place = quote_spanned! {name.span()=>
-        ::adk::__private::middleware::place(#slot, move || #name::#name(#cast_context, #cast_next), #into_result)
+        ::adk::__private::middleware::place(#slot, #name::#name, #cast_context, #cast_next, #into_result)
     };
+    let scope_context_path = quote!(::adk::#scope_context);
     let body_function = body_function(function, TokenStream::new(), TokenStream::new());
-    // The body is placed once, in the one `MiddlewareFn` impl; the `Middleware` impl of every
-    // pipeline it is declared for (three delegating methods from `__middleware_methods!`) and
-    // the direct call (a `Deref`, so `load_history(ctx, next)` calls it) go through it, so the
-    // future's type and conversion are solved once per middleware. `adk::__middleware!` writes
-    // the `MiddlewareFn` impl and the `Deref`: only the parts that carry the user's spans are
-    // built here, because rustc expands a `macro_rules!` much faster than this crate, built
-    // unoptimised as cargo builds proc macros, builds the same tokens on every `cargo check`.
-    // The `Middleware` impl headers stay here, so a middleware registered on the wrong pipeline
-    // is reported at the user's attribute with no mention of a macro of ours.
+    // Each pipeline's impl writes the body's future into the slot itself: no trait of ours sits
+    // between the walk and the body, and each impl is what a hand-written one would be. The
+    // impl headers are written here, so a middleware registered on the wrong pipeline is
+    // reported at the user's attribute; their methods come from `adk::__middleware_methods!`,
+    // because rustc expands a `macro_rules!` much faster than this crate, built unoptimised as
+    // cargo builds proc macros, builds the same tokens on every `cargo check`.
     let pipeline_impls = pipelines.iter().map(|pipeline| {
         let marker = marker(*pipeline);
         quote! {
             #(#cfgs)*
             #[automatically_derived]
             impl ::adk::pipeline::Middleware<#marker> for #name {
-                ::adk::__middleware_methods!();
+                ::adk::__middleware_methods!(
+                    #marker, #scope_context_path,
+                    |#ctx, #next, #slot| #place
+                );
             }
         }
     });
     quote! {
         #unit_struct
         #body_function
-        ::adk::__middleware! {
-            #(#cfgs)*
-            fn #name = #name_text in #scope_context
-            |#ctx, #next, #slot| #place
-        }
         #(#pipeline_impls)*
+        // The struct is callable (`load_history(ctx, next)`): it derefs to the first pipeline's
+        // impl run outside a walk.
+        ::adk::__middleware_direct_call!(#(#cfgs)* #name, #first_marker, #scope_context_path);
     }
 }
 

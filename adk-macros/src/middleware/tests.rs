@@ -499,7 +499,7 @@ fn awaited_run_calls_pass_in_every_position() {
 }
 
 #[test]
-fn a_valid_function_expands_to_a_struct_its_middleware_fn_and_one_impl_per_pipeline() {
+fn a_valid_function_expands_to_a_struct_one_impl_per_pipeline_and_one_direct_call() {
     let output = expand(
         quote!(pipeline = [dispatch_input, dispatch_output]),
         quote! {
@@ -516,7 +516,9 @@ fn a_valid_function_expands_to_a_struct_its_middleware_fn_and_one_impl_per_pipel
     assert!(output.contains("Counts iterations."), "{output}");
     assert_eq!(
         output
-            .matches(":: adk :: __middleware ! { fn count = \"count\" in DispatchContext")
+            .matches(
+                ":: adk :: __middleware_direct_call ! (count , :: adk :: pipeline :: DispatchInput"
+            )
             .count(),
         1,
         "{output}"

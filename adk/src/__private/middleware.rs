@@ -57,130 +57,115 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
 /// The conversion is passed in (as `MiddlewareResult::into_result`, spanned at the user's return
 /// type) so a return type that is not a middleware result is reported there, once.
 ///
-/// The future is made by `make` inside the slot, so it is not built elsewhere and copied in.
-pub fn place<'a, F>(
+/// `body` (the user's fn) is called on `ctx` and `next` inside the slot, so its future is not
+/// built elsewhere and copied in. The closure that does it is written here, once: a closure in
+/// the code generated for each middleware costs `cargo check` more than this generic call.
+pub fn place<'a, Body, Ctx, NextArg, F>(
     slot: Slot<'a, '_>,
-    make: impl FnOnce() -> F,
+    body: Body,
+    ctx: Ctx,
+    next: NextArg,
     into_result: fn(F::Output) -> Result<(), BoxError>,
 ) -> Started<'a>
 where
+    Body: FnOnce(Ctx, NextArg) -> F,
     F: std::future::Future + Send + 'a,
 {
-    slot.place(make, into_result)
+    slot.place(move || body(ctx, next), into_result)
 }
 
 pub use crate::pipeline::{InSlot, Slot, Started, own_slot};
 
-/// A `#[middleware]` fn, as its unit struct: the context it takes, its name, and how it starts
-/// in a slot. Generated once per fn (by [`__middleware!`](crate::__middleware)). Its `Middleware`
-/// impl for each pipeline it is declared for is three one-line methods delegating here
-/// ([`__middleware_methods!`](crate::__middleware_methods)),
-/// so the generated code stays small and the code every middleware shares is written (and
-/// checked) once, in adk. (A blanket impl would be smaller still, but a middleware registered on
-/// the wrong pipeline would then be reported against the blanket impl's bounds instead of with
-/// "`Middleware<TurnInput>` is implemented for it".)
-pub trait MiddlewareFn: Send + Sync + 'static {
-    /// The context of the pipelines it is declared for (all of one scope).
-    type Context: crate::pipeline::PipelineContext;
-    /// The fn's name, for run-time errors.
-    const NAME: &'static str;
-
-    /// Writes the fn's future into `slot` and polls it once.
-    fn place<'a>(
-        ctx: &'a mut Self::Context,
-        next: Next<'a, Self::Context>,
-        slot: Slot<'a, '_>,
-    ) -> Started<'a>;
+/// Runs `middleware` outside a pipeline walk, its future in a slot of its own: a
+/// `#[middleware]` fn's `Middleware::handle`. Generic, so it is checked once here rather than in
+/// every user's crate.
+pub fn handle_in_own_slot<'a, M, P>(
+    middleware: &'a M,
+    ctx: &'a mut P::Context,
+    next: Next<'a, P::Context>,
+) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
+where
+    M: crate::pipeline::Middleware<P>,
+    P: crate::pipeline::Pipeline,
+{
+    own_slot(move |slot| middleware.handle_in_slot(ctx, next, slot))
 }
 
-/// The impls of a `#[middleware]` fn, written here rather than by the proc macro: rustc expands
-/// a `macro_rules!` far faster than an unoptimised proc macro builds the same tokens, and the
-/// proc macro is re-run on every `cargo check` of the user's crate. Not a public API.
+/// The methods of a `#[middleware]` fn's `Middleware` impl for one pipeline. Not a public API.
 ///
-/// It writes the [`MiddlewareFn`] impl (`place` runs `$place`, which the proc macro spanned at
-/// the user's tokens) and the `Deref` that makes the unit struct callable.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __middleware {
-    (
-        $(#[$cfg:meta])*
-        fn $name:ident = $name_text:literal in $context:ident
-        |$ctx:ident, $next:ident, $slot:ident| $place:expr
-    ) => {
-        $(#[$cfg])*
-        #[automatically_derived]
-        impl $crate::__private::middleware::MiddlewareFn for $name {
-            type Context = $crate::$context;
-            const NAME: &'static str = $name_text;
-
-            #[inline]
-            fn place<'a>(
-                $ctx: &'a mut $crate::$context,
-                $next: $crate::pipeline::Next<'a, $crate::$context>,
-                $slot: $crate::__private::middleware::Slot<'a, '_>,
-            ) -> $crate::__private::middleware::Started<'a> {
-                $place
-            }
-        }
-
-        $(#[$cfg])*
-        impl ::core::ops::Deref for $name {
-            type Target = $crate::__private::middleware::DirectCall<$crate::$context>;
-
-            fn deref(&self) -> &$crate::__private::middleware::DirectCall<$crate::$context> {
-                &($crate::__private::middleware::call_directly::<$name>
-                    as $crate::__private::middleware::DirectCall<$crate::$context>)
-            }
-        }
-    };
-}
-
-/// The methods of a `#[middleware]` fn's `Middleware` impl, delegating to its [`MiddlewareFn`]
-/// impl. Not a public API. (The impl's header is written by the proc macro, so a middleware
-/// registered on the wrong pipeline is reported at the user's attribute with no mention of a
-/// macro of ours.)
+/// `handle_in_slot` runs `$place`, which the proc macro built and spanned at the user's tokens;
+/// `handle` runs it in a slot of its own. The impl's header is written by the proc macro, so a
+/// middleware registered on the wrong pipeline is reported at the user's attribute with no
+/// mention of a macro of ours. The methods are written here rather than by the proc macro
+/// because rustc expands a `macro_rules!` far faster than an unoptimised proc macro builds the
+/// same tokens, on every `cargo check` of the user's crate.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_methods {
-    () => {
+    (
+        $pipeline:path, $context:path,
+        |$ctx:ident, $next:ident, $slot:ident| $place:expr
+    ) => {
         fn handle<'a>(
             &'a self,
-            ctx: &'a mut <Self as $crate::__private::middleware::MiddlewareFn>::Context,
-            next: $crate::pipeline::Next<
-                'a,
-                <Self as $crate::__private::middleware::MiddlewareFn>::Context,
-            >,
+            ctx: &'a mut $context,
+            next: $crate::pipeline::Next<'a, $context>,
         ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>>
         {
-            $crate::__private::middleware::call_directly::<Self>(ctx, next)
+            $crate::__private::middleware::handle_in_own_slot::<Self, $pipeline>(self, ctx, next)
         }
 
         #[inline]
         fn handle_in_slot<'a>(
             &'a self,
-            ctx: &'a mut <Self as $crate::__private::middleware::MiddlewareFn>::Context,
-            next: $crate::pipeline::Next<
-                'a,
-                <Self as $crate::__private::middleware::MiddlewareFn>::Context,
-            >,
-            slot: $crate::__private::middleware::Slot<'a, '_>,
+            $ctx: &'a mut $context,
+            $next: $crate::pipeline::Next<'a, $context>,
+            $slot: $crate::__private::middleware::Slot<'a, '_>,
         ) -> $crate::__private::middleware::Started<'a> {
-            <Self as $crate::__private::middleware::MiddlewareFn>::place(ctx, next, slot)
-        }
-
-        fn name(&self) -> &'static str {
-            <Self as $crate::__private::middleware::MiddlewareFn>::NAME
+            $place
         }
     };
 }
 
-/// Runs a `#[middleware]` fn outside a pipeline walk, its future in a slot of its own: what its
-/// unit struct derefs to (so `load_history(ctx, next)` calls it) and its `Middleware::handle`.
-pub fn call_directly<'a, M: MiddlewareFn>(
-    ctx: &'a mut M::Context,
-    next: Next<'a, M::Context>,
-) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>> {
-    own_slot(move |slot| M::place(ctx, next, slot))
+/// The `Deref` that makes a `#[middleware]` unit struct callable (`load_history(ctx, next)`):
+/// to [`call_directly`] for the first pipeline it is declared for. Not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __middleware_direct_call {
+    ($(#[$cfg:meta])* $name:ident, $pipeline:path, $context:path) => {
+        $(#[$cfg])*
+        impl ::core::ops::Deref for $name {
+            type Target = $crate::__private::middleware::DirectCall<$context>;
+
+            fn deref(&self) -> &$crate::__private::middleware::DirectCall<$context> {
+                &($crate::__private::middleware::call_directly::<$name, $pipeline>
+                    as $crate::__private::middleware::DirectCall<$context>)
+            }
+        }
+    };
+}
+
+/// Runs the middleware `M` on `ctx` and `next` outside a pipeline walk: what a `#[middleware]`
+/// unit struct derefs to, so a test can call it as the fn it was written as. Generic, so it is
+/// checked once here rather than for every middleware in the user's crate.
+pub fn call_directly<'a, M, P>(
+    ctx: &'a mut P::Context,
+    next: Next<'a, P::Context>,
+) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
+where
+    M: crate::pipeline::Middleware<P> + Default,
+    P: crate::pipeline::Pipeline,
+{
+    const {
+        assert!(
+            std::mem::size_of::<M>() == 0,
+            "call_directly is for the unit structs `#[middleware]` makes"
+        )
+    };
+    // A unit struct: boxing and leaking it allocates nothing, and gives the `'static` borrow
+    // `handle` needs for a future that may outlive this call.
+    let middleware: &'static M = Box::leak(Box::new(M::default()));
+    middleware.handle(ctx, next)
 }
 
 /// What a `#[middleware]` unit struct derefs to, so that `load_history(ctx, next)` calls it.
