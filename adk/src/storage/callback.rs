@@ -77,6 +77,70 @@ pub fn noop() -> &'static NoopStorage {
     NoopStorage::shared()
 }
 
+/// The `StorageAdapter` methods `..noop` fills in, by callback name: each hands its arguments to
+/// [`noop()`]. `storage_adapter!` names the callbacks and this writes the methods, because rustc
+/// expands a `macro_rules!` far faster than the proc macro, built unoptimised as cargo builds proc
+/// macros, builds their tokens, and it runs on every `cargo check` of the user's crate. A method
+/// here that drifted from the trait fails to compile wherever `..noop` is used. Not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __storage_noop {
+    ($($name:ident)*) => {
+        $($crate::__storage_noop!(@method $name);)*
+    };
+    (@method fetch_memories) => { $crate::__storage_noop!(@fetch fetch_memories Memory); };
+    (@method fetch_messages) => { $crate::__storage_noop!(@fetch fetch_messages Message); };
+    (@method fetch_thoughts) => { $crate::__storage_noop!(@fetch fetch_thoughts Thought); };
+    (@method fetch_tool_calls) => { $crate::__storage_noop!(@fetch fetch_tool_calls ToolCall); };
+    (@method fetch_tools) => { $crate::__storage_noop!(@fetch fetch_tools Tool); };
+    (@method fetch_retrievables) => { $crate::__storage_noop!(@fetch fetch_retrievables Retrievable); };
+    (@method refresh_standing_instructions) => { $crate::__storage_noop!(@fetch refresh_standing_instructions StandingInstruction); };
+    (@method store_memory) => { $crate::__storage_noop!(@write store_memory (memory: $crate::storage::callback::Memory) -> ()); };
+    (@method mutate_memory) => { $crate::__storage_noop!(@write mutate_memory (memory: $crate::storage::callback::Memory) -> ()); };
+    (@method delete_memory) => { $crate::__storage_noop!(@write delete_memory (id: ::std::string::String) -> ()); };
+    (@method store_message) => { $crate::__storage_noop!(@write store_message (message: $crate::storage::callback::Message) -> ()); };
+    (@method mutate_message) => { $crate::__storage_noop!(@write mutate_message (message: $crate::storage::callback::Message) -> ()); };
+    (@method delete_message) => { $crate::__storage_noop!(@write delete_message (id: ::std::string::String) -> ()); };
+    (@method store_thought) => { $crate::__storage_noop!(@write store_thought (thought: $crate::storage::callback::Thought) -> ()); };
+    (@method mutate_thought) => { $crate::__storage_noop!(@write mutate_thought (thought: $crate::storage::callback::Thought) -> ()); };
+    (@method delete_thought) => { $crate::__storage_noop!(@write delete_thought (id: ::std::string::String) -> ()); };
+    (@method store_tool_call) => { $crate::__storage_noop!(@write store_tool_call (tool_call: $crate::storage::callback::ToolCall) -> ()); };
+    (@method mutate_tool_call) => { $crate::__storage_noop!(@write mutate_tool_call (tool_call: $crate::storage::callback::ToolCall) -> ()); };
+    (@method delete_tool_call) => { $crate::__storage_noop!(@write delete_tool_call (id: ::std::string::String) -> ()); };
+    (@method store_retrievable) => { $crate::__storage_noop!(@write store_retrievable (retrievable: $crate::storage::callback::Retrievable) -> ()); };
+    (@method mutate_retrievable) => { $crate::__storage_noop!(@write mutate_retrievable (retrievable: $crate::storage::callback::Retrievable) -> ()); };
+    (@method delete_retrievable) => { $crate::__storage_noop!(@write delete_retrievable (id: ::std::string::String) -> ()); };
+    (@method store_standing_instruction) => { $crate::__storage_noop!(@write store_standing_instruction (instruction: $crate::storage::callback::StandingInstruction) -> ()); };
+    (@method mutate_standing_instruction) => { $crate::__storage_noop!(@write mutate_standing_instruction (instruction: $crate::storage::callback::StandingInstruction) -> ()); };
+    (@method delete_standing_instruction) => { $crate::__storage_noop!(@write delete_standing_instruction (instruction: $crate::storage::callback::StandingInstruction) -> ()); };
+    (@method store_media_bytes) => { $crate::__storage_noop!(@bytes store_media_bytes MediaReader); };
+    (@method store_retrievable_bytes) => { $crate::__storage_noop!(@bytes store_retrievable_bytes SpoolReader); };
+    (@fetch $name:ident $value:ident) => {
+        $crate::__storage_noop!(
+            @write $name () -> ::std::vec::Vec<$crate::storage::callback::$value>
+        );
+    };
+    (@bytes $name:ident $reader:ident) => {
+        $crate::__storage_noop!(
+            @write $name (
+                id: ::std::string::String,
+                bytes: $crate::storage::callback::ConduitBytes
+            ) -> $crate::storage::callback::$reader
+        );
+    };
+    (@write $name:ident ($($parameter:ident: $type:ty),*) -> $output:ty) => {
+        fn $name(
+            &self,
+            ctx: &$crate::storage::StorageContext
+            $(, $parameter: $type)*
+        ) -> impl ::core::future::Future<
+            Output = ::core::result::Result<$output, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::$name($crate::storage::callback::noop(), ctx $(, $parameter)*)
+        }
+    };
+}
+
 /// What a callback given as a path to a fn returns: a future, whose output its callback's
 /// `<Name>Output` trait checks.
 #[diagnostic::on_unimplemented(
