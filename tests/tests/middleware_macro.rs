@@ -382,3 +382,42 @@ async fn middleware_declared_inside_a_macro_rules_expansion_runs() {
     assert_eq!(run.outcome, Downstream::Completed);
     assert_eq!(entries(&FROM_MACRO_RULES), ["first_step", "second_step"]);
 }
+
+static DIRECT_ERROR: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[adk::middleware(pipeline = turn_input)]
+async fn counts_turns(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+    record(&DIRECT_ERROR, "counts_turns pre");
+    let outcome = next.run(ctx).await;
+    record(&DIRECT_ERROR, format!("counts_turns post {outcome:?}"));
+    Err(HistoryUnavailable.into())
+}
+
+#[adk::middleware(pipeline = turn_input)]
+async fn runs_counts_turns_itself(
+    ctx: &mut TurnContext,
+    next: Next<'_, TurnContext>,
+) -> Result<(), BoxError> {
+    let result = counts_turns(ctx, next).await;
+    record(&DIRECT_ERROR, format!("returned {result:?}"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_middleware_called_like_its_fn_returns_its_error_to_the_caller_boxed() {
+    let mut stack = Stack::<TurnInput>::new();
+    stack.push(runs_counts_turns_itself);
+    let mut ctx = turn_context();
+
+    let run = stack.run(&mut ctx).await;
+
+    assert_eq!(run.outcome, Downstream::Completed);
+    assert_eq!(
+        entries(&DIRECT_ERROR),
+        [
+            "counts_turns pre",
+            "counts_turns post Completed",
+            "returned Err(HistoryUnavailable)"
+        ]
+    );
+}

@@ -151,7 +151,7 @@ macro_rules! __middleware_direct_call {
 pub fn call_directly<'a, M, P>(
     ctx: &'a mut P::Context,
     next: Next<'a, P::Context>,
-) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
+) -> crate::pipeline::DirectCallFuture<'a>
 where
     M: crate::pipeline::Middleware<P> + Default,
     P: crate::pipeline::Pipeline,
@@ -165,9 +165,11 @@ where
     // A unit struct: boxing and leaking it allocates nothing, and gives the `'static` borrow
     // `handle` needs for a future that may outlive this call.
     let middleware: &'static M = Box::leak(Box::new(M::default()));
-    middleware.handle(ctx, next)
+    crate::pipeline::DirectCallFuture::new(middleware.handle(ctx, next))
 }
 
 /// What a `#[middleware]` unit struct derefs to, so that `load_history(ctx, next)` calls it.
+/// (It returns a named future rather than a `BoxFuture`: a `dyn Future` in this type costs
+/// `cargo check` a well-formedness proof per middleware.)
 pub type DirectCall<C> =
-    for<'a> fn(&'a mut C, Next<'a, C>) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>;
+    for<'a> fn(&'a mut C, Next<'a, C>) -> crate::pipeline::DirectCallFuture<'a>;

@@ -42,6 +42,62 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// A boxed, `Send` future borrowing for `'a`: what [`Middleware::handle`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What calling a `#[middleware]` fn directly returns: its outcome, with the error boxed.
+///
+/// `#[middleware]` turns the fn into a unit struct, which can still be called like the fn it
+/// was written as, so one middleware can run another, and a test can run one on its own:
+///
+/// ```
+/// use adk::TurnContext;
+/// use adk::pipeline::{BoxError, Next};
+///
+/// #[adk::middleware(pipeline = turn_input)]
+/// async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+///     let _ = next.run(ctx).await;
+///     Ok(())
+/// }
+///
+/// #[adk::middleware(pipeline = turn_input)]
+/// async fn load_history_unless_aborted(
+///     ctx: &mut TurnContext,
+///     next: Next<'_, TurnContext>,
+/// ) -> Result<(), BoxError> {
+///     if ctx.is_aborted() {
+///         return Ok(());
+///     }
+///     load_history(ctx, next).await
+/// }
+/// ```
+#[must_use = "a middleware does nothing until its future is awaited"]
+pub struct DirectCallFuture<'a> {
+    inner: BoxFuture<'a, Result<(), BoxError>>,
+}
+
+impl<'a> DirectCallFuture<'a> {
+    pub(crate) fn new(inner: BoxFuture<'a, Result<(), BoxError>>) -> Self {
+        Self { inner }
+    }
+}
+
+impl Future for DirectCallFuture<'_> {
+    type Output = Result<(), BoxError>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        self.inner.as_mut().poll(context)
+    }
+}
+
+impl fmt::Debug for DirectCallFuture<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("DirectCallFuture")
+            .finish_non_exhaustive()
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
 }
