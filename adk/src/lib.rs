@@ -275,8 +275,8 @@ pub use adk_macros::storage_adapter;
 ///   errors at the call.
 ///
 /// The struct can still be called like the fn it was written as: `load_history(ctx, next).await`
-/// runs the body (its error boxed as [`BoxError`](pipeline::BoxError)), so one middleware can
-/// wrap another. To test a middleware alone, push it on a [`Stack`](pipeline::Stack) and run that
+/// runs the body (the call returns a [`DirectCallFuture`](pipeline::DirectCallFuture), its
+/// error boxed as [`BoxError`](pipeline::BoxError)), so one middleware can wrap another. To test a middleware alone, push it on a [`Stack`](pipeline::Stack) and run that
 /// with a context from [`TurnContext::new`]. `#[middleware]` goes on a free fn: on an associated
 /// fn inside an `impl` or `trait` block it reports an error saying to move the fn out.
 ///
