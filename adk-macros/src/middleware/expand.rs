@@ -77,7 +77,6 @@ pub(crate) fn middleware(
     let slot = syn::Ident::new("slot", proc_macro2::Span::call_site());
     // Every pipeline the fn is declared for has the same scope (validated), so one context.
     let first = pipelines.first().copied().unwrap_or(Pipeline::ALL[0]);
-    let first_marker = marker(first);
     let scope_context = format_ident!("{}", first.scope().context());
     // Written as the pipeline's own context (`TurnContext`, `adk::DispatchContext`), the type
     // was already checked by name in `validate`: `place` passes `ctx` and `next` straight on.
@@ -86,53 +85,53 @@ pub(crate) fn middleware(
     let written_context = super::parse::last_segment(context)
         .filter(|segment| segment.arguments.is_none())
         .map(|segment| segment.ident.to_string());
-    let (cast_context, cast_next) = if written_context.as_deref() == Some(first.scope().context()) {
-        (quote!(#ctx), quote!(#next))
+    // Spanned at the function name: a future that is not `Send` is reported there. The future
+    // is written into the slot the pipeline walk set aside for it, not boxed.
+    let place = if written_context.as_deref() == Some(first.scope().context()) {
+        quote_spanned! {name.span()=>
+            ::adk::__private::middleware::place(#slot, #name::#name, #ctx, #next, #into_result)
+        }
     } else {
         // Spanned at the user's context type: an alias of the wrong context fails here, with
         // `SameContext`'s message under the user's type.
-        (
-            quote_spanned! {context.span()=>
-                <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast(#ctx)
-            },
-            quote_spanned! {context.span()=>
-                <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast_next(#next)
-            },
-        )
+        let first_marker = marker(first);
+        let cast_context = quote_spanned! {context.span()=>
+            <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast(#ctx)
+        };
+        let cast_next = quote_spanned! {context.span()=>
+            <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast_next(#next)
+        };
+        quote_spanned! {name.span()=>
+            ::adk::__private::middleware::place(#slot, #name::#name, #cast_context, #cast_next, #into_result)
+        }
     };
-    // Spanned at the function name: a future that is not `Send` is reported there. The future
-    // is written into the slot the pipeline walk set aside for it, not boxed.
-    let place = quote_spanned! {name.span()=>
-        ::adk::__private::middleware::place(#slot, #name::#name, #cast_context, #cast_next, #into_result)
-    };
-    let scope_context_path = quote!(::adk::#scope_context);
     let body_function = body_function(function, TokenStream::new(), TokenStream::new());
     // Each pipeline's impl writes the body's future into the slot itself: no trait of ours sits
     // between the walk and the body, and each impl is what a hand-written one would be. The
     // impl headers are written here, so a middleware registered on the wrong pipeline is
     // reported at the user's attribute; their methods come from `adk::__middleware_methods!`,
     // because rustc expands a `macro_rules!` much faster than this crate, built unoptimised as
-    // cargo builds proc macros, builds the same tokens on every `cargo check`.
+    // cargo builds proc macros, builds the same tokens on every `cargo check`. (Markers and
+    // contexts are passed as bare names, and paths written inline, for the same reason: each
+    // token stream spliced into another costs this crate more than many single tokens.)
     let pipeline_impls = pipelines.iter().map(|pipeline| {
-        let marker = marker(*pipeline);
+        let marker = format_ident!("{}", pipeline.marker());
         quote! {
             #(#cfgs)*
             #[automatically_derived]
-            impl ::adk::pipeline::Middleware<#marker> for #name {
-                ::adk::__middleware_methods!(
-                    #marker, #scope_context_path,
-                    |#ctx, #next, #slot| #place
-                );
+            impl ::adk::pipeline::Middleware<::adk::pipeline::#marker> for #name {
+                ::adk::__middleware_methods!(#marker, #scope_context, |#ctx, #next, #slot| #place);
             }
         }
     });
+    let first_marker = format_ident!("{}", first.marker());
     quote! {
         #unit_struct
         #body_function
         #(#pipeline_impls)*
         // The struct is callable (`load_history(ctx, next)`): it derefs to the first pipeline's
         // impl run outside a walk.
-        ::adk::__middleware_direct_call!(#(#cfgs)* #name, #first_marker, #scope_context_path);
+        ::adk::__middleware_direct_call!(#(#cfgs)* #name, #first_marker, #scope_context);
     }
 }
 

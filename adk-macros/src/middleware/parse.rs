@@ -101,8 +101,41 @@ fn not_a_name(expr: &syn::Expr) -> darling::Error {
 
 /// Parses the tokens between the attribute's parentheses.
 pub(crate) fn arguments(tokens: TokenStream) -> darling::Result<Arguments> {
+    if let Some(arguments) = one_pipeline_name(&tokens) {
+        return Ok(arguments);
+    }
     let items = NestedMeta::parse_meta_list(tokens)?;
     Arguments::from_list(&items)
+}
+
+/// `pipeline = turn_input`, read directly: what almost every use writes, and darling's general
+/// parse costs the unoptimised proc macro several times more. Anything else goes to darling.
+fn one_pipeline_name(tokens: &TokenStream) -> Option<Arguments> {
+    use proc_macro2::TokenTree;
+    let mut trees = tokens.clone().into_iter();
+    let (
+        Some(TokenTree::Ident(key)),
+        Some(TokenTree::Punct(equals)),
+        Some(TokenTree::Ident(name)),
+        None,
+    ) = (trees.next(), trees.next(), trees.next(), trees.next())
+    else {
+        return None;
+    };
+    if key != "pipeline" || equals.as_char() != '=' {
+        return None;
+    }
+    let span = name.span();
+    Some(Arguments {
+        pipeline: Some(PipelineList {
+            names: vec![WrittenName {
+                text: name.to_string(),
+                span,
+                quoted: false,
+            }],
+            span,
+        }),
+    })
 }
 
 /// The annotated function. The signature is parsed; the body is kept as the user's tokens so a

@@ -517,7 +517,7 @@ fn a_valid_function_expands_to_a_struct_one_impl_per_pipeline_and_one_direct_cal
     assert_eq!(
         output
             .matches(
-                ":: adk :: __middleware_direct_call ! (count , :: adk :: pipeline :: DispatchInput"
+                ":: adk :: __middleware_direct_call ! (count , DispatchInput , DispatchContext)"
             )
             .count(),
         1,
@@ -721,4 +721,26 @@ fn only_a_context_written_as_an_alias_goes_through_the_same_context_check() {
     )
     .to_string();
     assert!(through_alias.contains("SameContext"), "{through_alias}");
+}
+
+#[test]
+fn a_single_pipeline_name_reads_the_same_as_darlings_general_parse() {
+    for tokens in [
+        quote!(pipeline = turn_input),
+        quote!(pipeline = dispatch_inptu),
+        quote!(pipeline = r#turn_output),
+    ] {
+        let direct = super::parse::arguments(tokens.clone()).expect("parses");
+        let items = darling::ast::NestedMeta::parse_meta_list(tokens.clone()).expect("parses");
+        let general =
+            <super::parse::Arguments as darling::FromMeta>::from_list(&items).expect("parses");
+        let names = |arguments: &super::parse::Arguments| {
+            let list = arguments.pipeline.as_ref().expect("a pipeline was written");
+            list.names
+                .iter()
+                .map(|name| (name.text.clone(), name.quoted))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&direct), names(&general), "{tokens}");
+    }
 }

@@ -102,24 +102,23 @@ where
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_methods {
-    (
-        $pipeline:path, $context:path,
-        |$ctx:ident, $next:ident, $slot:ident| $place:expr
-    ) => {
+    ($pipeline:ident, $context:ident, |$ctx:ident, $next:ident, $slot:ident| $place:expr) => {
         fn handle<'a>(
             &'a self,
-            ctx: &'a mut $context,
-            next: $crate::pipeline::Next<'a, $context>,
+            ctx: &'a mut $crate::$context,
+            next: $crate::pipeline::Next<'a, $crate::$context>,
         ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>>
         {
-            $crate::__private::middleware::handle_in_own_slot::<Self, $pipeline>(self, ctx, next)
+            $crate::__private::middleware::handle_in_own_slot::<Self, $crate::pipeline::$pipeline>(
+                self, ctx, next,
+            )
         }
 
         #[inline]
         fn handle_in_slot<'a>(
             &'a self,
-            $ctx: &'a mut $context,
-            $next: $crate::pipeline::Next<'a, $context>,
+            $ctx: &'a mut $crate::$context,
+            $next: $crate::pipeline::Next<'a, $crate::$context>,
             $slot: $crate::__private::middleware::Slot<'a, '_>,
         ) -> $crate::__private::middleware::Started<'a> {
             $place
@@ -132,14 +131,14 @@ macro_rules! __middleware_methods {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_direct_call {
-    ($(#[$cfg:meta])* $name:ident, $pipeline:path, $context:path) => {
+    ($(#[$cfg:meta])* $name:ident, $pipeline:ident, $context:ident) => {
         $(#[$cfg])*
         impl ::core::ops::Deref for $name {
-            type Target = $crate::__private::middleware::DirectCall<$context>;
+            type Target = $crate::__private::middleware::DirectCall<$crate::$context>;
 
-            fn deref(&self) -> &$crate::__private::middleware::DirectCall<$context> {
-                &($crate::__private::middleware::call_directly::<$name, $pipeline>
-                    as $crate::__private::middleware::DirectCall<$context>)
+            fn deref(&self) -> &$crate::__private::middleware::DirectCall<$crate::$context> {
+                &($crate::__private::middleware::call_directly::<$name, $crate::pipeline::$pipeline>
+                    as $crate::__private::middleware::DirectCall<$crate::$context>)
             }
         }
     };
