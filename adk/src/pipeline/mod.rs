@@ -275,8 +275,8 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
     }
 
     /// The name run-time errors use for this middleware (`E_PIPELINE_SHORT_CIRCUITED`, a
-    /// failure). `#[middleware]` returns the fn name; the default is the type's name without
-    /// its module path.
+    /// failure). The default is the type's name without its module path, which for a
+    /// `#[middleware]` fn's unit struct is the fn's name.
     fn name(&self) -> &'static str {
         short_type_name(std::any::type_name::<Self>())
     }
