@@ -24,12 +24,8 @@ fn unit_struct(function: &MiddlewareFn) -> TokenStream {
 }
 
 /// The user's function, kept as an associated function of the struct under its own name so its
-/// body, spans, attributes and lints stay exactly as written; `extra_items` go in the same impl.
-fn body_function(
-    function: &MiddlewareFn,
-    extra_attributes: TokenStream,
-    extra_items: TokenStream,
-) -> TokenStream {
+/// body, spans, attributes and lints stay exactly as written.
+fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> TokenStream {
     let name = function.name();
     let attributes = function.other_attributes();
     let cfgs = function.cfg_attributes();
@@ -42,8 +38,6 @@ fn body_function(
             #extra_attributes
             #[doc(hidden)]
             #signature #block
-
-            #extra_items
         }
     }
 }
@@ -105,7 +99,7 @@ pub(crate) fn middleware(
             ::adk::__private::middleware::place(#slot, #name::#name, #cast_context, #cast_next, #into_result)
         }
     };
-    let body_function = body_function(function, TokenStream::new(), TokenStream::new());
+    let body_function = body_function(function, TokenStream::new());
     // Each pipeline's impl writes the body's future into the slot itself: no trait of ours sits
     // between the walk and the body, and each impl is what a hand-written one would be. The
     // impl headers are written here, so a middleware registered on the wrong pipeline is
@@ -186,7 +180,6 @@ pub(crate) fn fallback(
     let body_function = body_function(
         &function_for_body,
         quote!(#[allow(dead_code, unused_variables, clippy::all)]),
-        TokenStream::new(),
     );
     // An unknown pipeline (`dispatch_inptu`) was reported with a suggestion; implementing every
     // pipeline keeps the registration quiet whichever one the user meant.
