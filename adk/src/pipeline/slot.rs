@@ -327,7 +327,14 @@ impl<Fill> Drop for OwnedSlot<'_, Fill> {
     fn drop(&mut self) {
         // Dropped before the cell it lives in.
         self.waiting = None;
-        // SAFETY: the cell came from `Box::into_raw` in `own_slot` and nothing borrows it now.
+        // SAFETY: the cell came from `Box::into_raw` in `own_slot` and is freed only below.
+        if unsafe { &(*self.cell.as_ptr()).live }.load(Ordering::Acquire) != 0 {
+            // A future in the cell was never dropped (its `InSlot` was forgotten or taken out of
+            // `fill`). It is pinned, so its memory must stay valid for ever: leak the cell, as
+            // `Slots` leaks a walk's slots.
+            return;
+        }
+        // SAFETY: the cell came from `Box::into_raw` in `own_slot`, and no future lives in it.
         drop(unsafe { Box::from_raw(self.cell.as_ptr()) });
     }
 }
