@@ -165,7 +165,6 @@ pub(crate) fn fallback(
         vis: function.vis.clone(),
         sig: function.sig.clone(),
         body: function.body.clone(),
-        block: None,
     };
     let signature = &mut function_for_body.sig;
     if signature.asyncness.is_none() {

@@ -146,9 +146,7 @@ pub(crate) struct MiddlewareFn {
     pub(crate) vis: syn::Visibility,
     pub(crate) sig: syn::Signature,
     /// The braced body, exactly as written.
-    pub(crate) body: TokenStream,
-    /// The body as a block, when it parses; the `next` checks need it.
-    pub(crate) block: Option<syn::Block>,
+    pub(crate) body: proc_macro2::Group,
 }
 
 impl syn::parse::Parse for MiddlewareFn {
@@ -169,14 +167,11 @@ impl syn::parse::Parse for MiddlewareFn {
                 ));
             }
         };
-        let body = quote::ToTokens::into_token_stream(body);
-        let block = syn::parse2(body.clone()).ok();
         Ok(Self {
             attrs,
             vis,
             sig,
             body,
-            block,
         })
     }
 }
@@ -184,6 +179,12 @@ impl syn::parse::Parse for MiddlewareFn {
 impl MiddlewareFn {
     pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Self> {
         syn::parse2(tokens)
+    }
+
+    /// The body as a block, when it parses. Parsed only when asked: the `next` checks need it
+    /// for bodies their token-level look cannot settle, and nothing else does.
+    pub(crate) fn block(&self) -> Option<syn::Block> {
+        syn::parse2(quote::ToTokens::into_token_stream(self.body.clone())).ok()
     }
 
     pub(crate) fn name(&self) -> &syn::Ident {

@@ -568,13 +568,16 @@ pub(crate) fn body(
     pipelines: Option<&[Pipeline]>,
     problems: &mut Problems,
 ) {
-    let Some(block) = &function.block else {
-        return;
-    };
     let Some((next, pattern)) = next_binding(function) else {
         return;
     };
-    let found = super::next_use::analyse(&next, block);
+    if super::next_use::plainly_settled(&next, function.body.stream()) {
+        return;
+    }
+    let Some(block) = function.block() else {
+        return;
+    };
+    let found = super::next_use::analyse(&next, &block);
     let pipeline_text = match pipelines {
         Some([single]) => format!("the `{}` pipeline", single.name()),
         _ => "its pipeline".to_owned(),
