@@ -74,7 +74,8 @@ where
     slot.place(move || body(ctx, next), into_result)
 }
 
-pub use crate::pipeline::{InSlot, Slot, Started, own_slot};
+use crate::pipeline::own_slot;
+pub use crate::pipeline::{Slot, Started};
 
 /// Runs `middleware` outside a pipeline walk, its future in a slot of its own: a
 /// `#[middleware]` fn's `Middleware::handle`. Generic, so it is checked once here rather than in

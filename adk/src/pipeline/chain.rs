@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::Poll;
 
-use super::slot::{InSlot, Slot, SlotMemory, Slots, Started};
+use super::slot::{InSlot, Progress, Slot, SlotMemory, Slots, Started};
 use super::{
     Downstream, FailureCause, Middleware, MiddlewareFailure, Pipeline, PipelineContext,
     ShortCircuit,
@@ -322,8 +322,8 @@ impl<'a, 'c, C: PipelineContext> RunLayer<'a, 'c, C> {
             layer.handle(ctx, next, Slot::new(slot, bookkeeping.live, waker))
         }));
         let result = match started {
-            Ok(Started::Finished(output)) => Ok(output),
-            Ok(Started::Waiting(waiting)) => {
+            Ok(Started(Progress::Finished(output))) => Ok(output),
+            Ok(Started(Progress::Waiting(waiting))) => {
                 self.waiting = Some((waiting, position));
                 return Poll::Pending;
             }
@@ -408,6 +408,15 @@ impl<'a, 'c, C: PipelineContext> RunLayer<'a, 'c, C> {
             .store(tag(position, outcome), Ordering::Relaxed);
         outcome
     }
+}
+
+// Not for what it does (the fields drop themselves) but for what it says to the borrow checker:
+// with a `Drop` impl, dropping a `RunLayer` counts as a use of `'c`, so the caller's context
+// borrow must still be live when the middleware future in `waiting` is dropped (its destructor
+// may touch the context). Without it that would rest on `Next::run` returning an opaque type,
+// which happens to be treated the same way.
+impl<C> Drop for RunLayer<'_, '_, C> {
+    fn drop(&mut self) {}
 }
 
 impl<C: PipelineContext> Future for RunLayer<'_, '_, C> {

@@ -33,8 +33,9 @@ pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 
 pub use from_fn::{FromFn, from_fn};
+pub(crate) use slot::own_slot;
 #[doc(hidden)]
-pub use slot::{InSlot, Slot, Started, own_slot};
+pub use slot::{Slot, Started};
 
 /// The error type middleware return: any error, boxed. `?` converts your own errors into it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

@@ -61,7 +61,10 @@ thread_local! {
 
 impl Slots {
     pub(crate) fn new(count: usize) -> Self {
-        let memory = match SPARE.with(Cell::take) {
+        // `try_with`: a walk may start or end while this thread's locals are being destroyed
+        // (a runner future dropped by another thread-local's destructor); it then does without
+        // the spare instead of panicking.
+        let memory = match SPARE.try_with(Cell::take).ok().flatten() {
             Some(spare) if spare.len() >= count => spare,
             // A shorter spare is dropped: the longer slots replace it when this walk ends.
             _ => Box::new_uninit_slice(count),
@@ -93,7 +96,7 @@ impl Drop for Slots {
         // Every future was dropped: the memory is vacant and can serve the next walk. A spare
         // left by a walk nested in this one is kept only when it is longer.
         if !memory.is_empty() {
-            SPARE.with(|spare| match spare.take() {
+            let _ = SPARE.try_with(|spare| match spare.take() {
                 Some(other) if other.len() > memory.len() => spare.set(Some(other)),
                 _ => spare.set(Some(memory)),
             });
@@ -110,9 +113,14 @@ pub struct Slot<'a, 'poll> {
     waker: &'poll Waker,
 }
 
-/// How a middleware's first poll went: it finished, or its future waits in its slot. Not a
-/// public API: what [`Slot::hold`] returns.
-pub enum Started<'a> {
+/// How a middleware's first poll went: what [`Slot::hold`] returns, for the pipeline walk to
+/// read. Not a public API, and opaque: the future it may hold can only be polled and dropped
+/// in its slot by the walk that owns the slot.
+#[must_use = "the walk reads the middleware's outcome from it"]
+pub struct Started<'a>(pub(super) Progress<'a>);
+
+/// What [`Started`] holds.
+pub(super) enum Progress<'a> {
     /// It finished on its first poll; its future was already dropped.
     Finished(Output),
     /// It is waiting; poll this to go on.
@@ -189,17 +197,17 @@ impl<'a, 'poll> Slot<'a, 'poll> {
         match pinned.poll(&mut Context::from_waker(self.waker)) {
             Poll::Ready(output) => {
                 drop(placed);
-                Started::Finished(output)
+                Started(Progress::Finished(output))
             }
             Poll::Pending => {
                 std::mem::forget(placed);
                 self.live.fetch_add(1, Ordering::Relaxed);
                 let future: *mut (dyn Future<Output = Output> + Send + 'a) = memory;
-                Started::Waiting(InSlot {
+                Started(Progress::Waiting(InSlot {
                     // SAFETY: derived from a reference, so not null.
                     future: unsafe { NonNull::new_unchecked(future) },
                     live: self.live,
-                })
+                }))
             }
         }
     }
@@ -242,8 +250,8 @@ impl<F: Future> Future for Converted<F> {
 }
 
 /// A middleware's future, owned where it was written in its slot: polled pinned there, dropped
-/// there. Not a public API.
-pub struct InSlot<'a> {
+/// there. Private to the crate, so only the walk (or [`own_slot`]) that owns the slot holds one.
+pub(crate) struct InSlot<'a> {
     future: NonNull<dyn Future<Output = Output> + Send + 'a>,
     live: &'a AtomicUsize,
 }
@@ -313,9 +321,9 @@ where
         // SAFETY: `cell` is a live allocation that only `OwnedSlot` frees, after the future in it
         // is dropped; the references made here are the only ones to it while that future lives.
         let (memory, live) = unsafe { (&mut (*cell).memory, &(*cell).live) };
-        match fill(Slot::new(memory, live, cx.waker())) {
-            Started::Finished(output) => Poll::Ready(output),
-            Started::Waiting(waiting) => {
+        match fill(Slot::new(memory, live, cx.waker())).0 {
+            Progress::Finished(output) => Poll::Ready(output),
+            Progress::Waiting(waiting) => {
                 this.waiting = Some(waiting);
                 Poll::Pending
             }
@@ -342,7 +350,7 @@ impl<Fill> Drop for OwnedSlot<'_, Fill> {
 /// Runs `fill` on a slot of its own, allocated for it, and boxes the result: how a middleware
 /// that fills a slot also serves [`Middleware::handle`](super::Middleware::handle), for callers
 /// outside a pipeline walk. `fill` runs on the first poll.
-pub fn own_slot<'a, Fill>(fill: Fill) -> BoxFuture<'a, Output>
+pub(crate) fn own_slot<'a, Fill>(fill: Fill) -> BoxFuture<'a, Output>
 where
     Fill: for<'poll> FnOnce(Slot<'a, 'poll>) -> Started<'a> + Send + 'a,
 {
@@ -356,4 +364,77 @@ where
         // SAFETY: from `Box::into_raw`, so not null.
         cell: unsafe { NonNull::new_unchecked(cell) },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! `own_slot` keeps a future's memory valid for as long as the future lives, even when the
+    //! fill closure takes the future's `InSlot` out or forgets it. A soundness review found both
+    //! through the then-public `own_slot`; before the fix both read freed memory. `own_slot` and
+    //! `InSlot` are now private to the crate, and these stay as its regression tests. Run them
+    //! under valgrind or Miri for the full check.
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+
+    use super::{InSlot, Progress, Started, own_slot};
+    use crate::pipeline::BoxError;
+
+    fn poll_once<F: Future + ?Sized>(future: Pin<&mut F>) -> Poll<F::Output> {
+        future.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn an_in_slot_taken_out_of_own_slot_outlives_it_safely() {
+        let stash: Arc<Mutex<Option<InSlot<'static>>>> = Arc::default();
+        let smuggled = Arc::clone(&stash);
+        let mut future = own_slot(move |slot| {
+            match slot.hold(async move {
+                let data = vec![7u8; 64];
+                std::future::pending::<()>().await;
+                drop(data);
+                Ok::<(), BoxError>(())
+            }) {
+                Started(Progress::Waiting(in_slot)) => {
+                    *smuggled.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(in_slot);
+                    Started(Progress::Finished(Ok(())))
+                }
+                other => other,
+            }
+        });
+        assert!(poll_once(future.as_mut()).is_ready());
+        // The cell is leaked rather than freed: the future in it still lives.
+        drop(future);
+        // Drops the future in place and lowers the count, in memory that is still valid.
+        drop(
+            stash
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .take(),
+        );
+    }
+
+    #[test]
+    fn a_forgotten_in_slot_keeps_its_pinned_future_memory_valid() {
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let waiter = Arc::clone(&notify);
+        let mut future = own_slot(move |slot| {
+            match slot.hold(async move {
+                waiter.notified().await;
+                Ok::<(), BoxError>(())
+            }) {
+                Started(Progress::Waiting(in_slot)) => {
+                    std::mem::forget(in_slot);
+                    Started(Progress::Finished(Ok(())))
+                }
+                other => other,
+            }
+        });
+        assert!(poll_once(future.as_mut()).is_ready());
+        // The `Notified` inside the cell stays linked into `notify`'s waiter list, so the cell
+        // must not be freed: waking the waiters walks that list.
+        drop(future);
+        notify.notify_waiters();
+    }
 }
