@@ -137,12 +137,32 @@ macro_rules! __middleware_direct_call {
         impl ::core::ops::Deref for $name {
             type Target = $crate::__private::middleware::DirectCall<$crate::$context>;
 
-            fn deref(&self) -> &$crate::__private::middleware::DirectCall<$crate::$context> {
-                &($crate::__private::middleware::call_directly::<$name, $crate::pipeline::$pipeline>
-                    as $crate::__private::middleware::DirectCall<$crate::$context>)
+            fn deref(&self) -> &Self::Target {
+                $crate::__private::middleware::direct_call::<$name, $crate::pipeline::$pipeline>()
             }
         }
     };
+}
+
+/// Holds `call_directly::<M, P>` as a constant, so a reference to it is `'static`.
+struct DirectCallOf<M, P>(std::marker::PhantomData<(M, P)>);
+
+impl<M, P> DirectCallOf<M, P>
+where
+    M: crate::pipeline::Middleware<P> + Default,
+    P: crate::pipeline::Pipeline,
+{
+    const CALL: DirectCall<P::Context> = call_directly::<M, P>;
+}
+
+/// `call_directly::<M, P>` as a `'static` fn pointer: what each `Deref` returns. The cast and
+/// the `'static` borrow are made here, once, rather than checked in every middleware's `deref`.
+pub fn direct_call<M, P>() -> &'static DirectCall<P::Context>
+where
+    M: crate::pipeline::Middleware<P> + Default,
+    P: crate::pipeline::Pipeline,
+{
+    &DirectCallOf::<M, P>::CALL
 }
 
 /// Runs the middleware `M` on `ctx` and `next` outside a pipeline walk: what a `#[middleware]`
