@@ -846,3 +846,21 @@ fn a_body_the_token_level_look_cannot_settle_still_gets_the_full_analysis() {
     let found = body_problems(quote! { let _ = next.run({ return Ok(()) }).await; Ok(()) });
     assert_one_problem_containing(&found, &["on this path `next` is not run"]);
 }
+
+#[test]
+fn the_token_level_look_follows_the_parameters_own_name() {
+    let renamed = |body: TokenStream| {
+        problems(
+            quote!(pipeline = turn_input),
+            quote! {
+                async fn load_history(ctx: &mut TurnContext, rest: Next<'_, TurnContext>) -> Result<(), BoxError> {
+                    #body
+                }
+            },
+        )
+    };
+    let runs_its_own = renamed(quote! { rest.run(ctx).await?; Ok(()) });
+    assert!(runs_its_own.is_empty(), "{runs_its_own:#?}");
+    let runs_a_stranger = renamed(quote! { next.run(ctx).await?; Ok(()) });
+    assert_one_problem_containing(&runs_a_stranger, &["`rest` is never run"]);
+}
