@@ -178,7 +178,38 @@ impl syn::parse::Parse for MiddlewareFn {
 
 impl MiddlewareFn {
     pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Self> {
-        syn::parse2(tokens)
+        // The body is split off before syn sees the tokens: syn copies every token it is given,
+        // nested groups included, into its own buffer, so handing it the whole fn makes the
+        // parse grow with the body, which nothing here reads as syntax.
+        let mut trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        let body = match trees.pop() {
+            Some(proc_macro2::TokenTree::Group(group))
+                if group.delimiter() == proc_macro2::Delimiter::Brace =>
+            {
+                group
+            }
+            // No braced body last (`fn f();`): the full parse says what is wrong.
+            last => {
+                trees.extend(last);
+                return syn::parse2(trees.into_iter().collect());
+            }
+        };
+        let (attrs, vis, sig) = syn::parse::Parser::parse2(
+            |input: syn::parse::ParseStream<'_>| {
+                Ok((
+                    input.call(syn::Attribute::parse_outer)?,
+                    input.parse::<syn::Visibility>()?,
+                    input.parse::<syn::Signature>()?,
+                ))
+            },
+            trees.into_iter().collect(),
+        )?;
+        Ok(Self {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
     }
 
     /// The body as a block, when it parses. Parsed only when asked: the `next` checks need it
