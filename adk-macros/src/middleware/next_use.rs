@@ -833,16 +833,30 @@ pub(crate) fn plainly_settled(next: &syn::Ident, body: TokenStream) -> bool {
 
     let name = next.to_string();
     let trees: Vec<TokenTree> = body.into_iter().collect();
+    // Each group is read once, for both words: every token read crosses the bridge to rustc,
+    // which is most of what this look costs.
+    // By index: the tree is `return`, or a group with a `return` somewhere inside.
+    let mut has_return = vec![false; trees.len()];
     let mut use_at = None;
     for (index, tree) in trees.iter().enumerate() {
         match tree {
-            TokenTree::Ident(ident) if *ident == name => {
-                if use_at.is_some() {
+            TokenTree::Ident(ident) => {
+                let text = ident.to_string();
+                if text == name {
+                    if use_at.is_some() {
+                        return false;
+                    }
+                    use_at = Some(index);
+                }
+                has_return[index] = text == "return";
+            }
+            TokenTree::Group(group) => {
+                let words = Words::in_tokens(group.stream(), &name);
+                if words.next {
                     return false;
                 }
-                use_at = Some(index);
+                has_return[index] = words.r#return;
             }
-            TokenTree::Group(group) if mentions_ident(group.stream(), &name) => return false,
             _ => {}
         }
     }
@@ -871,7 +885,40 @@ pub(crate) fn plainly_settled(next: &syn::Ident, body: TokenStream) -> bool {
         return false;
     };
     // Up to and including the run's arguments, nothing may leave the fn with `Ok`.
-    !returns_before(&trees[..use_at + 4], statement_start)
+    !returns_before(&trees[..use_at + 4], &has_return, statement_start)
+}
+
+/// Which of the two words the token-level look cares about appear in some tokens, at any depth.
+#[derive(Default)]
+struct Words {
+    /// The `next` parameter's name.
+    next: bool,
+    r#return: bool,
+}
+
+impl Words {
+    fn in_tokens(tokens: TokenStream, next: &str) -> Self {
+        let mut words = Self::default();
+        words.add(tokens, next);
+        words
+    }
+
+    fn add(&mut self, tokens: TokenStream, next: &str) {
+        for tree in tokens {
+            match tree {
+                proc_macro2::TokenTree::Ident(ident) => {
+                    let text = ident.to_string();
+                    self.next |= text == next;
+                    self.r#return |= text == "return";
+                }
+                proc_macro2::TokenTree::Group(group) => self.add(group.stream(), next),
+                _ => {}
+            }
+            if self.next {
+                return;
+            }
+        }
+    }
 }
 
 /// Where the statement holding the use at `use_at` starts, when the use is the statement
@@ -921,26 +968,22 @@ fn starts_statement(trees: &[proc_macro2::TokenTree], index: usize) -> bool {
     }
 }
 
-/// Whether `return` appears in `trees`, at any depth, outside the block of a statement
-/// `if <name>.is_aborted() { .. }` with no `else`. `statement_start` is where the statement
-/// using `next` starts: a `return` there is its own, not one before it.
-fn returns_before(trees: &[proc_macro2::TokenTree], statement_start: usize) -> bool {
-    use proc_macro2::TokenTree;
-
-    for (index, tree) in trees.iter().enumerate() {
-        match tree {
-            TokenTree::Ident(ident) if index != statement_start && *ident == "return" => {
-                return true;
+/// Whether `return` appears in `trees`, at any depth (`has_return`, by index, says it for each
+/// tree), outside the block of a statement `if <name>.is_aborted() { .. }` with no `else`.
+/// `statement_start` is where the statement using `next` starts: a `return` there is its own,
+/// not one before it.
+fn returns_before(
+    trees: &[proc_macro2::TokenTree],
+    has_return: &[bool],
+    statement_start: usize,
+) -> bool {
+    trees.iter().enumerate().any(|(index, tree)| {
+        has_return[index]
+            && match tree {
+                proc_macro2::TokenTree::Group(_) => !is_aborted_branch(trees, index),
+                _ => index != statement_start,
             }
-            TokenTree::Group(group)
-                if !is_aborted_branch(trees, index) && mentions_ident(group.stream(), "return") =>
-            {
-                return true;
-            }
-            _ => {}
-        }
-    }
-    false
+    })
 }
 
 /// Whether the group at `index` is the block of `if <name>.is_aborted() { .. }`, a statement
@@ -969,13 +1012,4 @@ fn is_aborted_branch(trees: &[proc_macro2::TokenTree], index: usize) -> bool {
     );
     let has_else = matches!(trees.get(index + 1), Some(TokenTree::Ident(word)) if *word == "else");
     shape && !has_else && starts_statement(trees, condition_at)
-}
-
-/// Whether the identifier `name` appears anywhere in `tokens`.
-fn mentions_ident(tokens: TokenStream, name: &str) -> bool {
-    tokens.into_iter().any(|tree| match tree {
-        proc_macro2::TokenTree::Ident(ident) => ident == name,
-        proc_macro2::TokenTree::Group(group) => mentions_ident(group.stream(), name),
-        _ => false,
-    })
 }
