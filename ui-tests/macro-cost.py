@@ -80,6 +80,16 @@ MIDDLEWARE_BODY = """    if ctx.is_aborted() {
     Ok(())"""
 
 
+def with_body_lines(count):
+    """The middleware body with `count` extra statements before the run: real middleware does
+    work of its own, and what the macro costs per token of body shows only in longer bodies."""
+    work = "".join(
+        f"    let value_{line} = if ctx.is_aborted() {{ vec![1u32, 2, 3, {line}] }} else {{ Vec::new() }};\n"
+        for line in range(count)
+    )
+    return work + MIDDLEWARE_BODY
+
+
 def macro_crate():
     parts = [PRELUDE]
     for index in range(MIDDLEWARE):
@@ -214,12 +224,18 @@ def cpu_seconds_of(command, cwd, env):
 
 
 def main():
-    global MIDDLEWARE, ADAPTERS
+    global MIDDLEWARE, ADAPTERS, MIDDLEWARE_BODY
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--keep", help="write the crates here and keep them")
     parser.add_argument("--middleware", type=int, default=MIDDLEWARE, help="how many #[middleware] fns")
     parser.add_argument("--adapters", type=int, default=ADAPTERS, help="how many storage_adapter! uses")
+    parser.add_argument(
+        "--body-lines",
+        type=int,
+        default=0,
+        help="statements of work each middleware body does before running next (default: none)",
+    )
     parser.add_argument(
         "--incremental",
         action="store_true",
@@ -228,6 +244,7 @@ def main():
     )
     arguments = parser.parse_args()
     MIDDLEWARE, ADAPTERS = arguments.middleware, arguments.adapters
+    MIDDLEWARE_BODY = with_body_lines(arguments.body_lines)
 
     root = arguments.keep or tempfile.mkdtemp(prefix="adk-macro-cost-")
     write_crate(root, "macros", macro_crate())
