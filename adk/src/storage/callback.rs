@@ -88,55 +88,195 @@ macro_rules! __storage_noop {
     ($($name:ident)*) => {
         $($crate::__storage_noop!(@method $name);)*
     };
-    (@method fetch_memories) => { $crate::__storage_noop!(@fetch fetch_memories Memory); };
-    (@method fetch_messages) => { $crate::__storage_noop!(@fetch fetch_messages Message); };
-    (@method fetch_thoughts) => { $crate::__storage_noop!(@fetch fetch_thoughts Thought); };
-    (@method fetch_tool_calls) => { $crate::__storage_noop!(@fetch fetch_tool_calls ToolCall); };
-    (@method fetch_tools) => { $crate::__storage_noop!(@fetch fetch_tools Tool); };
-    (@method fetch_retrievables) => { $crate::__storage_noop!(@fetch fetch_retrievables Retrievable); };
-    (@method refresh_standing_instructions) => { $crate::__storage_noop!(@fetch refresh_standing_instructions StandingInstruction); };
-    (@method store_memory) => { $crate::__storage_noop!(@write store_memory (memory: $crate::storage::callback::Memory) -> ()); };
-    (@method mutate_memory) => { $crate::__storage_noop!(@write mutate_memory (memory: $crate::storage::callback::Memory) -> ()); };
-    (@method delete_memory) => { $crate::__storage_noop!(@write delete_memory (id: ::std::string::String) -> ()); };
-    (@method store_message) => { $crate::__storage_noop!(@write store_message (message: $crate::storage::callback::Message) -> ()); };
-    (@method mutate_message) => { $crate::__storage_noop!(@write mutate_message (message: $crate::storage::callback::Message) -> ()); };
-    (@method delete_message) => { $crate::__storage_noop!(@write delete_message (id: ::std::string::String) -> ()); };
-    (@method store_thought) => { $crate::__storage_noop!(@write store_thought (thought: $crate::storage::callback::Thought) -> ()); };
-    (@method mutate_thought) => { $crate::__storage_noop!(@write mutate_thought (thought: $crate::storage::callback::Thought) -> ()); };
-    (@method delete_thought) => { $crate::__storage_noop!(@write delete_thought (id: ::std::string::String) -> ()); };
-    (@method store_tool_call) => { $crate::__storage_noop!(@write store_tool_call (tool_call: $crate::storage::callback::ToolCall) -> ()); };
-    (@method mutate_tool_call) => { $crate::__storage_noop!(@write mutate_tool_call (tool_call: $crate::storage::callback::ToolCall) -> ()); };
-    (@method delete_tool_call) => { $crate::__storage_noop!(@write delete_tool_call (id: ::std::string::String) -> ()); };
-    (@method store_retrievable) => { $crate::__storage_noop!(@write store_retrievable (retrievable: $crate::storage::callback::Retrievable) -> ()); };
-    (@method mutate_retrievable) => { $crate::__storage_noop!(@write mutate_retrievable (retrievable: $crate::storage::callback::Retrievable) -> ()); };
-    (@method delete_retrievable) => { $crate::__storage_noop!(@write delete_retrievable (id: ::std::string::String) -> ()); };
-    (@method store_standing_instruction) => { $crate::__storage_noop!(@write store_standing_instruction (instruction: $crate::storage::callback::StandingInstruction) -> ()); };
-    (@method mutate_standing_instruction) => { $crate::__storage_noop!(@write mutate_standing_instruction (instruction: $crate::storage::callback::StandingInstruction) -> ()); };
-    (@method delete_standing_instruction) => { $crate::__storage_noop!(@write delete_standing_instruction (instruction: $crate::storage::callback::StandingInstruction) -> ()); };
-    (@method store_media_bytes) => { $crate::__storage_noop!(@bytes store_media_bytes MediaReader); };
-    (@method store_retrievable_bytes) => { $crate::__storage_noop!(@bytes store_retrievable_bytes SpoolReader); };
-    (@fetch $name:ident $value:ident) => {
-        $crate::__storage_noop!(
-            @write $name () -> ::std::vec::Vec<$crate::storage::callback::$value>
-        );
-    };
-    (@bytes $name:ident $reader:ident) => {
-        $crate::__storage_noop!(
-            @write $name (
-                id: ::std::string::String,
-                bytes: $crate::storage::callback::ConduitBytes
-            ) -> $crate::storage::callback::$reader
-        );
-    };
-    (@write $name:ident ($($parameter:ident: $type:ty),*) -> $output:ty) => {
-        fn $name(
-            &self,
-            ctx: &$crate::storage::StorageContext
-            $(, $parameter: $type)*
-        ) -> impl ::core::future::Future<
-            Output = ::core::result::Result<$output, $crate::storage::StorageError>,
+    // Each arm writes its method whole: a further `macro_rules!` hop per method would be one
+    // more invocation for rustc to resolve and expand on every `cargo check`.
+    (@method fetch_memories) => {
+        fn fetch_memories(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::Memory>, $crate::storage::StorageError>,
         > + ::core::marker::Send {
-            $crate::storage::StorageAdapter::$name($crate::storage::callback::noop(), ctx $(, $parameter)*)
+            $crate::storage::StorageAdapter::fetch_memories($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method fetch_messages) => {
+        fn fetch_messages(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::Message>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::fetch_messages($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method fetch_thoughts) => {
+        fn fetch_thoughts(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::Thought>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::fetch_thoughts($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method fetch_tool_calls) => {
+        fn fetch_tool_calls(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::ToolCall>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::fetch_tool_calls($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method fetch_tools) => {
+        fn fetch_tools(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::Tool>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::fetch_tools($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method fetch_retrievables) => {
+        fn fetch_retrievables(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::Retrievable>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::fetch_retrievables($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method refresh_standing_instructions) => {
+        fn refresh_standing_instructions(&self, ctx: &$crate::storage::StorageContext) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::std::vec::Vec<$crate::storage::callback::StandingInstruction>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::refresh_standing_instructions($crate::storage::callback::noop(), ctx)
+        }
+    };
+    (@method store_memory) => {
+        fn store_memory(&self, ctx: &$crate::storage::StorageContext, memory: $crate::storage::callback::Memory) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_memory($crate::storage::callback::noop(), ctx, memory)
+        }
+    };
+    (@method mutate_memory) => {
+        fn mutate_memory(&self, ctx: &$crate::storage::StorageContext, memory: $crate::storage::callback::Memory) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::mutate_memory($crate::storage::callback::noop(), ctx, memory)
+        }
+    };
+    (@method delete_memory) => {
+        fn delete_memory(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::delete_memory($crate::storage::callback::noop(), ctx, id)
+        }
+    };
+    (@method store_message) => {
+        fn store_message(&self, ctx: &$crate::storage::StorageContext, message: $crate::storage::callback::Message) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_message($crate::storage::callback::noop(), ctx, message)
+        }
+    };
+    (@method mutate_message) => {
+        fn mutate_message(&self, ctx: &$crate::storage::StorageContext, message: $crate::storage::callback::Message) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::mutate_message($crate::storage::callback::noop(), ctx, message)
+        }
+    };
+    (@method delete_message) => {
+        fn delete_message(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::delete_message($crate::storage::callback::noop(), ctx, id)
+        }
+    };
+    (@method store_thought) => {
+        fn store_thought(&self, ctx: &$crate::storage::StorageContext, thought: $crate::storage::callback::Thought) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_thought($crate::storage::callback::noop(), ctx, thought)
+        }
+    };
+    (@method mutate_thought) => {
+        fn mutate_thought(&self, ctx: &$crate::storage::StorageContext, thought: $crate::storage::callback::Thought) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::mutate_thought($crate::storage::callback::noop(), ctx, thought)
+        }
+    };
+    (@method delete_thought) => {
+        fn delete_thought(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::delete_thought($crate::storage::callback::noop(), ctx, id)
+        }
+    };
+    (@method store_tool_call) => {
+        fn store_tool_call(&self, ctx: &$crate::storage::StorageContext, tool_call: $crate::storage::callback::ToolCall) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_tool_call($crate::storage::callback::noop(), ctx, tool_call)
+        }
+    };
+    (@method mutate_tool_call) => {
+        fn mutate_tool_call(&self, ctx: &$crate::storage::StorageContext, tool_call: $crate::storage::callback::ToolCall) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::mutate_tool_call($crate::storage::callback::noop(), ctx, tool_call)
+        }
+    };
+    (@method delete_tool_call) => {
+        fn delete_tool_call(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::delete_tool_call($crate::storage::callback::noop(), ctx, id)
+        }
+    };
+    (@method store_retrievable) => {
+        fn store_retrievable(&self, ctx: &$crate::storage::StorageContext, retrievable: $crate::storage::callback::Retrievable) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_retrievable($crate::storage::callback::noop(), ctx, retrievable)
+        }
+    };
+    (@method mutate_retrievable) => {
+        fn mutate_retrievable(&self, ctx: &$crate::storage::StorageContext, retrievable: $crate::storage::callback::Retrievable) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::mutate_retrievable($crate::storage::callback::noop(), ctx, retrievable)
+        }
+    };
+    (@method delete_retrievable) => {
+        fn delete_retrievable(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::delete_retrievable($crate::storage::callback::noop(), ctx, id)
+        }
+    };
+    (@method store_standing_instruction) => {
+        fn store_standing_instruction(&self, ctx: &$crate::storage::StorageContext, instruction: $crate::storage::callback::StandingInstruction) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_standing_instruction($crate::storage::callback::noop(), ctx, instruction)
+        }
+    };
+    (@method mutate_standing_instruction) => {
+        fn mutate_standing_instruction(&self, ctx: &$crate::storage::StorageContext, instruction: $crate::storage::callback::StandingInstruction) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::mutate_standing_instruction($crate::storage::callback::noop(), ctx, instruction)
+        }
+    };
+    (@method delete_standing_instruction) => {
+        fn delete_standing_instruction(&self, ctx: &$crate::storage::StorageContext, instruction: $crate::storage::callback::StandingInstruction) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::delete_standing_instruction($crate::storage::callback::noop(), ctx, instruction)
+        }
+    };
+    (@method store_media_bytes) => {
+        fn store_media_bytes(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String, bytes: $crate::storage::callback::ConduitBytes) -> impl ::core::future::Future<
+            Output = ::core::result::Result<$crate::storage::callback::MediaReader, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_media_bytes($crate::storage::callback::noop(), ctx, id, bytes)
+        }
+    };
+    (@method store_retrievable_bytes) => {
+        fn store_retrievable_bytes(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String, bytes: $crate::storage::callback::ConduitBytes) -> impl ::core::future::Future<
+            Output = ::core::result::Result<$crate::storage::callback::SpoolReader, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::store_retrievable_bytes($crate::storage::callback::noop(), ctx, id, bytes)
         }
     };
 }
