@@ -55,7 +55,6 @@ pub(crate) fn middleware(
 ) -> TokenStream {
     let name = function.name();
     let cfgs: Vec<_> = function.cfg_attributes().collect();
-    let unit_struct = unit_struct(function);
     let context = signature.context;
     let output = signature.output;
     // The generated `ctx` and `next`, named with the call site's hygiene also inside the
@@ -119,13 +118,16 @@ pub(crate) fn middleware(
         }
     });
     let first_marker = format_ident!("{}", first.marker());
+    let visibility = &function.vis;
+    let docs = function.doc_attributes();
     quote! {
-        #unit_struct
+        // The struct, and its `Deref` to the first pipeline's impl run outside a walk, which
+        // makes it callable (`load_history(ctx, next)`).
+        ::adk::__middleware_struct!(
+            [#(#docs)*] [#(#cfgs)*] #visibility #name, #first_marker, #scope_context
+        );
         #body_function
         #(#pipeline_impls)*
-        // The struct is callable (`load_history(ctx, next)`): it derefs to the first pipeline's
-        // impl run outside a walk.
-        ::adk::__middleware_direct_call!(#(#cfgs)* #name, #first_marker, #scope_context);
     }
 }
 

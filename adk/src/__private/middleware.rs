@@ -127,12 +127,20 @@ macro_rules! __middleware_methods {
     };
 }
 
-/// The `Deref` that makes a `#[middleware]` unit struct callable (`load_history(ctx, next)`):
-/// to [`call_directly`] for the first pipeline it is declared for. Not a public API.
+/// The unit struct a `#[middleware]` fn becomes, with the fn's doc comments and `#[cfg]`s, and
+/// the `Deref` that makes it callable (`load_history(ctx, next)`): to [`call_directly`] for the
+/// first pipeline it is declared for. Written here rather than by the proc macro for the reason
+/// given at [`__middleware_methods!`]. Not a public API.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __middleware_direct_call {
-    ($(#[$cfg:meta])* $name:ident, $pipeline:ident, $context:ident) => {
+macro_rules! __middleware_struct {
+    ([$($docs:tt)*] [$(#[$cfg:meta])*] $visibility:vis $name:ident, $pipeline:ident, $context:ident) => {
+        $($docs)*
+        $(#[$cfg])*
+        #[allow(non_camel_case_types)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        $visibility struct $name;
+
         $(#[$cfg])*
         impl ::core::ops::Deref for $name {
             type Target = $crate::__private::middleware::DirectCall<$crate::$context>;
