@@ -8,18 +8,21 @@ use syn::spanned::Spanned;
 use super::parse::MiddlewareFn;
 use super::validate::{Pipeline, Signature};
 
-/// The struct that takes the function's name: `builder.turn_input(load_history)` passes it.
-fn unit_struct(function: &MiddlewareFn) -> TokenStream {
+/// The struct that takes the function's name (`builder.turn_input(load_history)` passes it),
+/// and its `Deref` to `first`'s impl run outside a walk, which makes it callable
+/// (`load_history(ctx, next)`). Both come from `adk::__middleware_struct!`: rustc expands one
+/// small `macro_rules!` call for less than this crate, built unoptimised, spends writing them.
+fn unit_struct(function: &MiddlewareFn, first: Pipeline) -> TokenStream {
     let name = function.name();
     let visibility = &function.vis;
     let docs = function.doc_attributes();
     let cfgs = function.cfg_attributes();
+    let first_marker = format_ident!("{}", first.marker());
+    let scope_context = format_ident!("{}", first.scope().context());
     quote! {
-        #(#docs)*
-        #(#cfgs)*
-        #[allow(non_camel_case_types)]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-        #visibility struct #name;
+        ::adk::__middleware_struct!(
+            [#(#docs)*] [#(#cfgs)*] #visibility #name, #first_marker, #scope_context
+        );
     }
 }
 
@@ -117,15 +120,9 @@ pub(crate) fn middleware(
             }
         }
     });
-    let first_marker = format_ident!("{}", first.marker());
-    let visibility = &function.vis;
-    let docs = function.doc_attributes();
+    let unit_struct = unit_struct(function, first);
     quote! {
-        // The struct, and its `Deref` to the first pipeline's impl run outside a walk, which
-        // makes it callable (`load_history(ctx, next)`).
-        ::adk::__middleware_struct!(
-            [#(#docs)*] [#(#cfgs)*] #visibility #name, #first_marker, #scope_context
-        );
+        #unit_struct
         #body_function
         #(#pipeline_impls)*
     }
@@ -136,14 +133,10 @@ pub(crate) fn middleware(
 /// async here (and loses `const` and `extern`) so its `.await`s do not add errors to the one
 /// already reported.
 ///
-/// The `Middleware` impls are emitted too, for the pipelines named or, when the attribute is
-/// wrong, for all four, so registering the middleware reports nothing more; their bodies never
-/// run because the crate does not compile.
-pub(crate) fn fallback(
-    function: &MiddlewareFn,
-    pipelines: Option<&[Pipeline]>,
-    errors: Vec<syn::Error>,
-) -> TokenStream {
+/// The `Middleware` impls are emitted too, for all four pipelines, and the `Deref`, so
+/// registering the middleware or calling it reports nothing more; their bodies never run
+/// because the crate does not compile.
+pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> TokenStream {
     let errors = errors.into_iter().map(|error| error.to_compile_error());
     let is_method = function
         .sig
@@ -177,14 +170,31 @@ pub(crate) fn fallback(
     signature.abi = None;
     let name = function.name();
     let cfgs: Vec<_> = function.cfg_attributes().collect();
-    let unit_struct = unit_struct(function);
+    // Every pipeline gets an impl, so registering the middleware adds nothing to the error
+    // already reported (an unknown pipeline, a context of the other scope, a bad signature),
+    // whichever pipeline the user meant. The `Deref` follows the context the fn is written
+    // for, so a direct call (`load_history(ctx, next)`) stays quiet too.
+    let written_for_dispatch = function.sig.inputs.first().is_some_and(|input| {
+        let syn::FnArg::Typed(typed) = input else {
+            return false;
+        };
+        let context = match &*typed.ty {
+            syn::Type::Reference(reference) => &*reference.elem,
+            other => other,
+        };
+        super::parse::last_segment(context)
+            .is_some_and(|segment| segment.ident == "DispatchContext")
+    });
+    let callable_as = Pipeline::ALL
+        .into_iter()
+        .find(|pipeline| (pipeline.scope().context() == "DispatchContext") == written_for_dispatch)
+        .unwrap_or(Pipeline::ALL[0]);
+    let unit_struct = unit_struct(function, callable_as);
     let body_function = body_function(
         &function_for_body,
         quote!(#[allow(dead_code, unused_variables, clippy::all)]),
     );
-    // An unknown pipeline (`dispatch_inptu`) was reported with a suggestion; implementing every
-    // pipeline keeps the registration quiet whichever one the user meant.
-    let impls = pipelines.unwrap_or(&Pipeline::ALL).iter().map(|pipeline| {
+    let impls = Pipeline::ALL.iter().map(|pipeline| {
         let marker = marker(*pipeline);
         quote! {
             #(#cfgs)*

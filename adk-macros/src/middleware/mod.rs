@@ -49,11 +49,7 @@ pub(crate) fn expand(
             signature: Some(signature),
             problems,
         } if problems.is_empty() => expand::middleware(&function, &pipelines, &signature),
-        Checked {
-            pipelines,
-            problems,
-            ..
-        } => expand::fallback(&function, pipelines.as_deref(), problems.into_errors()),
+        Checked { problems, .. } => expand::fallback(&function, problems.into_errors()),
     }
 }
 

@@ -549,7 +549,10 @@ fn an_invalid_function_still_expands_to_its_struct_and_body() {
     )
     .to_string();
     assert!(output.contains("compile_error"), "{output}");
-    assert!(output.contains("struct load_history ;"), "{output}");
+    assert!(
+        output.contains("__middleware_struct ! ([] [] load_history , TurnInput , TurnContext)"),
+        "{output}"
+    );
     assert!(output.contains("impl load_history"), "{output}");
     // The pipeline is unknown: every pipeline gets an impl, so the registration stays quiet
     // whichever one the user meant.
