@@ -174,20 +174,19 @@ pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> Toke
     // already reported (an unknown pipeline, a context of the other scope, a bad signature),
     // whichever pipeline the user meant. The `Deref` follows the context the fn is written
     // for, so a direct call (`load_history(ctx, next)`) stays quiet too.
-    let written_for_dispatch = function.sig.inputs.first().is_some_and(|input| {
+    let written_context = function.sig.inputs.first().and_then(|input| {
         let syn::FnArg::Typed(typed) = input else {
-            return false;
+            return None;
         };
         let context = match &*typed.ty {
             syn::Type::Reference(reference) => &*reference.elem,
             other => other,
         };
-        super::parse::last_segment(context)
-            .is_some_and(|segment| segment.ident == "DispatchContext")
+        super::parse::last_segment(context).map(|segment| segment.ident.to_string())
     });
     let callable_as = Pipeline::ALL
         .into_iter()
-        .find(|pipeline| (pipeline.scope().context() == "DispatchContext") == written_for_dispatch)
+        .find(|pipeline| Some(pipeline.scope().context()) == written_context.as_deref())
         .unwrap_or(Pipeline::ALL[0]);
     let unit_struct = unit_struct(function, callable_as);
     let body_function = body_function(
