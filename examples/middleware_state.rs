@@ -18,11 +18,11 @@ use std::collections::BTreeSet;
 use adk::TurnRunner;
 use adk::context::{DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
-use adk::middleware_state::{Fork, MiddlewareState};
+use adk::middleware_state::MiddlewareState;
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::Message;
 use adk::sqlite::SqliteStorage;
-use adk::state::{InMemorySessionStore, SessionKey};
+use adk::state::{Fork, InMemorySessionStore, SessionKey};
 use serde::{Deserialize, Serialize};
 
 /// Model calls in this turn: transient, so a new turn starts with a closed breaker.

@@ -8,6 +8,9 @@
 //! and explicit aborts settle the gate with their own error kinds; [`Event::TurnGateClosed`]
 //! reports how it ended.
 //!
+//! [`Event::TurnGateOpen`]: crate::events::Event::TurnGateOpen
+//! [`Event::TurnGateClosed`]: crate::events::Event::TurnGateClosed
+//!
 //! A gate nobody answers must not hold its turn forever, so every gate has a timeout:
 //! [`DEFAULT_GATE_TIMEOUT`] (ten minutes) unless [`GateRequest::timeout`] sets another. Waiting
 //! without a limit is an explicit choice, [`GateRequest::wait_indefinitely`], for gates that
@@ -41,9 +44,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{ErrorCode, Event, EventSink};
+use crate::error::BoxError;
+use crate::error::ErrorCode;
 use crate::ids::TurnId;
-use crate::pipeline::BoxError;
 
 /// How long a gate waits for an answer unless its request says otherwise: ten minutes, long
 /// enough for a person to read and approve, short enough that a turn whose answerer is gone (no
@@ -112,6 +115,8 @@ impl GateRequest {
 }
 
 /// How a gate was settled, as reported by [`Event::TurnGateClosed`].
+///
+/// [`Event::TurnGateClosed`]: crate::events::Event::TurnGateClosed
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GateResult {
     /// Resolved with a value of the awaited type.
@@ -236,6 +241,8 @@ struct GateInner {
 
 /// The answering side of an open gate, carried by [`Event::TurnGateOpen`]. Cheap to clone and
 /// `Send`: keep it, hand it to another task, answer it later.
+///
+/// [`Event::TurnGateOpen`]: crate::events::Event::TurnGateOpen
 #[derive(Clone)]
 pub struct GateHandle {
     inner: Arc<GateInner>,
@@ -340,12 +347,16 @@ impl GateHandle {
     }
 }
 
-/// Opens a gate and waits for it: the shared body of both contexts' `wait_for`.
+/// Opens a gate and waits for it: the shared body of both contexts' `wait_for`. `opened`
+/// receives the handle when the gate opens (not when the wait was already cancelled), `closed`
+/// the gate's id, how it was settled and when; the contexts announce both on the event bus, so
+/// gates need not know it.
 pub(crate) async fn wait_for<T: DeserializeOwned>(
     request: GateRequest,
     turn_id: &TurnId,
-    events: &EventSink,
     cancellation: &CancellationToken,
+    opened: impl FnOnce(GateHandle),
+    closed: impl FnOnce(String, GateResult, SystemTime),
 ) -> Result<T, GateError> {
     let (sender, receiver) = oneshot::channel();
     let handle = GateHandle {
@@ -368,9 +379,7 @@ pub(crate) async fn wait_for<T: DeserializeOwned>(
     if cancellation.is_cancelled() {
         handle.abort();
     } else {
-        events.emit(Event::TurnGateOpen {
-            gate: handle.clone(),
-        });
+        opened(handle.clone());
     }
 
     let timeout = async {
@@ -402,11 +411,6 @@ pub(crate) async fn wait_for<T: DeserializeOwned>(
         Err(GateError::Aborted { .. }) => GateResult::Aborted,
         Err(GateError::TimedOut { .. }) => GateResult::Timeout,
     };
-    events.emit(Event::TurnGateClosed {
-        turn_id: turn_id.clone(),
-        gate_id,
-        result,
-        settled_at: SystemTime::now(),
-    });
+    closed(gate_id, result, SystemTime::now());
     settled
 }

@@ -33,6 +33,7 @@ pub mod bytes;
 pub mod context;
 pub mod declarations;
 pub mod dispatch;
+pub mod error;
 pub mod events;
 pub mod gate;
 pub mod guide;

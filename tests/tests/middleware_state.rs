@@ -15,13 +15,14 @@ use adk::TurnRunner;
 use adk::context::{DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::events::{ErrorCode, Event};
-use adk::middleware_state::{Fork, ForkError, MiddlewareState, MismatchReason};
+use adk::middleware_state::{MiddlewareState, MismatchReason};
 use adk::pipeline::{BoxError, Middleware, Next, TurnInput, TurnOutput, from_fn};
 use adk::primitives::Message;
 use adk::runner::{TurnOutcome, TurnStatus};
 use adk::state::{
-    InMemorySessionStore, LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope,
-    Session, SessionKey, SessionStore, SessionStoreError, SharedSessionStore, TurnCommit,
+    Fork, ForkError, InMemorySessionStore, LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite,
+    RecordScope, Session, SessionKey, SessionStore, SessionStoreError, SharedSessionStore,
+    TurnCommit,
 };
 use adk::storage::{NoopStorage, SharedStorage, StorageContext};
 use adk_integration_tests::EventRecorder;

@@ -5,14 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering, fence};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::Waker;
-
-use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
-
-use super::turn::TurnShared;
+use tokio_util::sync::CancellationToken;
 
 /// Why a turn or dispatch was aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,28 +215,16 @@ impl AbortState {
     }
 }
 
-/// Registers a waker on the turn's token through `registration` (its `cancelled()` future,
-/// pinned where it stays until the turn's walk ends), so that cancelling the token raises the
-/// turn state's fired flag, and marks the turn's state watched until the returned guard drops.
-/// Declare the guard after the registration, so it is dropped first.
-pub(crate) fn watch_turn<'a>(
-    shared: &'a Arc<TurnShared>,
-    registration: Pin<&mut WaitForCancellationFuture<'_>>,
-) -> Watched<'a> {
-    let waker = Waker::from(Arc::clone(shared));
-    if registration
-        .poll(&mut std::task::Context::from_waker(&waker))
-        .is_ready()
-    {
-        shared.abort.mark_fired();
-    }
-    shared.abort.flags.fetch_or(WATCHED, Ordering::Release);
-    Watched {
-        state: &shared.abort,
+impl AbortState {
+    /// Marks this state watched (a waker on its token raises the fired flag) until the returned
+    /// guard drops; see `watch_turn`.
+    pub(crate) fn watched(&self) -> Watched<'_> {
+        self.flags.fetch_or(WATCHED, Ordering::Release);
+        Watched { state: self }
     }
 }
 
-/// Clears the watched mark of the turn's state when dropped; see [`watch_turn`].
+/// Clears the watched mark of the turn's state when dropped; see `watch_turn`.
 #[must_use = "the turn stops being watched when this is dropped"]
 pub(crate) struct Watched<'a> {
     state: &'a AbortState,

@@ -8,25 +8,7 @@ use std::sync::{Arc, LazyLock};
 
 use indexmap::IndexSet;
 
-use crate::primitives::{Memory, Message, Retrievable, Thought, ToolCall};
-
-/// A record a collection holds: anything with a stable id.
-pub trait Record: Clone + Send + Sync + 'static {
-    /// The record's id.
-    fn record_id(&self) -> &str;
-}
-
-macro_rules! record {
-    ($($primitive:ty),*) => {$(
-        impl Record for $primitive {
-            fn record_id(&self) -> &str {
-                self.id()
-            }
-        }
-    )*};
-}
-
-record!(Message, Memory, Thought, ToolCall, Retrievable);
+use crate::primitives::Record;
 
 /// A record keyed by its own id, so the index needs no second copy of the id.
 #[derive(Clone)]
@@ -387,6 +369,7 @@ impl<T: Record> Extend<T> for Collection<T> {
 #[allow(clippy::unwrap_used, reason = "a test fails loudly on a broken set-up")]
 mod tests {
     use super::*;
+    use crate::primitives::Message;
 
     fn message(id: &str, text: &str) -> Message {
         Message::user(id, text).unwrap()

@@ -13,6 +13,7 @@ use crate::state::{State, template};
 use crate::storage::StorageContext;
 
 use super::abort::AbortState;
+use super::streams::Streams;
 use super::turn::TurnShared;
 use super::write_queue::{CollectionsMut, Delta};
 use super::{AbortReason, Aborted, Collection, TurnContext};
@@ -112,7 +113,7 @@ pub struct DispatchContext {
     // middleware): reported as events after the one that ended the dispatch.
     pub(crate) later_failures: Vec<TurnError>,
     abort: AbortState,
-    pub(crate) streams: crate::dispatch::Streams,
+    pub(crate) streams: Streams,
     pub(crate) shared: Arc<TurnShared>,
 }
 
@@ -156,7 +157,7 @@ impl DispatchContext {
             pipeline_failure: None,
             later_failures: Vec::new(),
             abort: AbortState::for_dispatch(),
-            streams: crate::dispatch::Streams::default(),
+            streams: Streams::default(),
             shared: Arc::clone(&turn.shared),
         }
     }
@@ -431,7 +432,7 @@ impl DispatchContext {
         &self,
         request: crate::gate::GateRequest,
     ) -> Result<T, crate::gate::GateError> {
-        crate::gate::wait_for(
+        super::gate::wait_for(
             request,
             self.shared.turn_id(),
             &self.shared.events,

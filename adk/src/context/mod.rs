@@ -4,14 +4,18 @@
 mod abort;
 mod collection;
 mod dispatch;
+mod gate;
 mod middleware_state_methods;
+mod pipelines;
 mod raw;
 mod storage_methods;
+mod streams;
 mod turn;
 pub(crate) mod write_queue;
 
+pub use crate::primitives::Record;
 pub use abort::{AbortReason, Aborted};
-pub use collection::{Collection, CollectionIter, Record};
+pub use collection::{Collection, CollectionIter};
 pub use dispatch::{AckSubscription, DispatchContext};
 pub use raw::{InvalidTurnContext, RawTurnContext, UserMessage};
 pub use turn::TurnContext;
@@ -20,6 +24,6 @@ pub use turn::TurnContext;
 /// `tokio-util` so you need no extra dependency).
 pub use tokio_util::sync::CancellationToken;
 
-pub(crate) use abort::watch_turn;
 pub(crate) use dispatch::Signal;
 pub(crate) use storage_methods::auto_spool;
+pub(crate) use turn::watch_turn;

@@ -1,7 +1,12 @@
 //! The turn context and the state a turn shares with its dispatch.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 use std::time::{Instant, SystemTime};
+
+use tokio_util::sync::WaitForCancellationFuture;
 
 use crate::Registry;
 use crate::events::{ErrorCode, Event, EventSink, TurnError};
@@ -13,7 +18,7 @@ use crate::primitives::{
 use crate::state::State;
 use crate::storage::{SharedStorage, StorageContext};
 
-use super::abort::AbortState;
+use super::abort::{AbortState, Watched};
 use super::{AbortReason, Aborted, Collection, InvalidTurnContext, RawTurnContext};
 
 /// What one turn shares between its context, its dispatch and the runner.
@@ -89,6 +94,24 @@ impl TurnShared {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
+}
+
+/// Registers a waker on the turn's token through `registration` (its `cancelled()` future,
+/// pinned where it stays until the turn's walk ends), so that cancelling the token raises the
+/// turn state's fired flag, and marks the turn's state watched until the returned guard drops.
+/// Declare the guard after the registration, so it is dropped first.
+pub(crate) fn watch_turn<'a>(
+    shared: &'a Arc<TurnShared>,
+    registration: Pin<&mut WaitForCancellationFuture<'_>>,
+) -> Watched<'a> {
+    let waker = Waker::from(Arc::clone(shared));
+    if registration
+        .poll(&mut std::task::Context::from_waker(&waker))
+        .is_ready()
+    {
+        shared.abort.mark_fired();
+    }
+    shared.abort.watched()
 }
 
 /// What turn-scoped middleware (`turn_input`, `turn_output`) receive.
@@ -358,7 +381,7 @@ impl TurnContext {
         &self,
         request: crate::gate::GateRequest,
     ) -> Result<T, crate::gate::GateError> {
-        crate::gate::wait_for(
+        super::gate::wait_for(
             request,
             self.shared.turn_id(),
             &self.shared.events,

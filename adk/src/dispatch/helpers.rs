@@ -13,15 +13,6 @@ use crate::events::{
 };
 use crate::primitives::tool_call_checksum;
 
-/// Per-dispatch accumulators: a stream's state survives iterations, so a message streamed in
-/// iteration 0 cannot be reopened in iteration 1.
-#[derive(Debug, Default)]
-pub(crate) struct Streams {
-    messages: HashMap<String, StreamedContent>,
-    thoughts: HashMap<String, StreamedContent>,
-    tool_calls: HashMap<String, ToolCallContent>,
-}
-
 /// A report the helpers refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

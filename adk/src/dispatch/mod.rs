@@ -19,7 +19,6 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 
 pub use executor::{Executor, ExecutorFn, executor_fn};
-pub(crate) use helpers::Streams;
 pub use helpers::{ReportError, ToolCallUpdate};
 pub use scripted::{ScriptedModel, ScriptedModelError, Step};
 pub use tools::ToolExecutionError;

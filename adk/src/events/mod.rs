@@ -4,18 +4,16 @@
 //! Errors that happen inside a turn are never thrown past `run`: they arrive here as
 //! [`Event::Error`], each with its [`ErrorCode`] and the source error.
 
-mod code;
 mod content;
-mod error;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-pub use code::ErrorCode;
+pub use crate::error::ErrorCode;
+pub use crate::error::TurnError;
 pub use content::{
     GenerationStats, LogLevel, LogRecord, StreamedContent, StreamedText, ToolCallContent,
 };
-pub use error::TurnError;
 
 use crate::ids::TurnId;
 

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use super::error::{MiddlewareStateError, Mismatch, UnknownRecord};
 use super::load::{registered, scope_matches};
+use super::records::{MiddlewareStateRecord as Record, MiddlewareStateWrite, RecordScope};
 use super::{MiddlewareState, Persistence, StateScope};
 use crate::ids::ThreadId;
-use crate::state::{MiddlewareStateRecord as Record, MiddlewareStateWrite, RecordScope};
 
 /// A state value with its type erased, so one map holds every type.
 pub(crate) trait ErasedState: Any + Send + Sync {

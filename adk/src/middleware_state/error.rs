@@ -1,7 +1,7 @@
 //! What can go wrong with middleware state: a write refused because the stored record could not
 //! be read, a state that cannot be encoded, and the load reports a turn emits as events.
 
-use crate::state::RecordScope;
+use super::records::RecordScope;
 
 /// Why a stored record did not become a value of its type.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,14 +1,14 @@
 //! Turning stored records into typed values when a turn starts: the registry of every state type
 //! in the program, version checks, migrations, and the reports for what cannot be read.
 
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
+use super::records::RecordScope;
 use super::{ErasedState, MiddlewareState, MismatchReason, Persistence, StateScope};
-use crate::__private::middleware_state::Registration;
-use crate::state::RecordScope;
 
 /// Decodes a record of `T` written with `stored_version`. The `bool` says whether it was
 /// migrated (so the commit rewrites it at the current version).
@@ -64,3 +64,35 @@ pub(super) fn scope_matches(persistence: Persistence, scope: &RecordScope) -> bo
         )
     )
 }
+
+/// Decodes a stored record (version, JSON) into a value, saying whether it was migrated.
+pub(crate) type Decode = fn(u32, Value) -> Result<(Arc<dyn ErasedState>, bool), MismatchReason>;
+
+/// What the program knows about one middleware state type, collected program-wide so a stored
+/// record can be decoded (or reported as unknown) when a turn loads it.
+pub struct Registration {
+    pub(crate) key: &'static str,
+    pub(crate) type_name: fn() -> &'static str,
+    pub(crate) type_id: fn() -> TypeId,
+    pub(crate) persistence: Persistence,
+    pub(crate) version: u32,
+    pub(crate) default_on_mismatch: bool,
+    pub(crate) decode: Decode,
+}
+
+impl Registration {
+    /// The registration of `T`.
+    pub const fn of<T: MiddlewareState>() -> Self {
+        Self {
+            key: T::KEY,
+            type_name: std::any::type_name::<T>,
+            type_id: TypeId::of::<T>,
+            persistence: T::PERSISTENCE,
+            version: T::VERSION,
+            default_on_mismatch: T::DEFAULT_ON_MISMATCH,
+            decode: decode_record::<T>,
+        }
+    }
+}
+
+inventory::collect!(Registration);

@@ -32,20 +32,24 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/middleware-state.md")]
 
+mod codec;
 mod container;
 mod error;
-mod fork;
 mod load;
+mod records;
 
 use crate::declarations::{self, Conflicts, DeclarationKind};
-use crate::pipeline::BoxError;
+use crate::error::BoxError;
 
 pub use adk_macros::MiddlewareState;
+#[doc(hidden)]
+pub use codec::{Codec, Persistable, codec};
 pub(crate) use container::ErasedState;
 pub use container::MiddlewareStates;
 pub use error::{MiddlewareStateError, Mismatch, MismatchReason, UnknownRecord};
-pub use fork::{Fork, ForkError, Forked};
-pub(crate) use load::decode_record;
+#[doc(hidden)]
+pub use load::Registration;
+pub use records::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
 /// Where a persistent state is kept between turns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -106,7 +110,7 @@ pub trait MiddlewareState: Send + Sync + Sized + 'static {
     /// for that turn, so the record is kept.
     const DEFAULT_ON_MISMATCH: bool;
     #[doc(hidden)]
-    const __CODEC: Option<crate::__private::middleware_state::Codec<Self>>;
+    const __CODEC: Option<Codec<Self>>;
     #[doc(hidden)]
     fn __default() -> Self;
     #[doc(hidden)]

@@ -37,8 +37,7 @@ pub(crate) use slot::own_slot;
 #[doc(hidden)]
 pub use slot::{Slot, Started};
 
-/// The error type middleware return: any error, boxed. `?` converts your own errors into it.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use crate::error::BoxError;
 
 /// A boxed, `Send` future borrowing for `'a`: what [`Middleware::handle`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -103,7 +102,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// One of the four pipelines. Implemented only by the markers in this module.
+/// One of the four pipelines. Implemented only by the markers in this module (their impls,
+/// which name the context each walks, are with the contexts).
 pub trait Pipeline: sealed::Sealed + Send + Sync + 'static {
     /// The context its middleware receive.
     type Context: PipelineContext;
@@ -164,7 +164,7 @@ pub enum FailureCause {
 
 impl MiddlewareFailure {
     /// The failure as the error the runner reports, under `code`.
-    pub fn into_turn_error(self, code: crate::events::ErrorCode) -> crate::events::TurnError {
+    pub fn into_turn_error(self, code: crate::error::ErrorCode) -> crate::error::TurnError {
         let message = format!(
             "middleware #{} `{}` of the `{}` pipeline failed: {}",
             self.position + 1,
@@ -172,7 +172,7 @@ impl MiddlewareFailure {
             self.pipeline,
             self.cause
         );
-        let error = crate::events::TurnError::new(code, message);
+        let error = crate::error::TurnError::new(code, message);
         match self.cause {
             FailureCause::Error(source) => error.with_source(source),
             FailureCause::Panic(panic) => error.with_source(Panicked { message: panic }),
@@ -310,23 +310,19 @@ impl fmt::Display for ShortCircuit {
     }
 }
 
+// Each marker's `Pipeline` impl (its context, name and scope) is in `context::pipelines`: the
+// chain knows no context type, the contexts name the pipelines that walk them.
 macro_rules! pipeline_marker {
-    ($(#[$doc:meta])* $marker:ident, $name:literal, $scope:ident, $context:ty) => {
+    ($(#[$doc:meta])* $marker:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         pub struct $marker;
 
         impl sealed::Sealed for $marker {}
 
-        impl Pipeline for $marker {
-            type Context = $context;
-            const NAME: &'static str = $name;
-            const SCOPE: Scope = Scope::$scope;
-        }
-
         impl fmt::Display for $marker {
             fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str($name)
+                formatter.write_str(<Self as Pipeline>::NAME)
             }
         }
     };
@@ -334,17 +330,17 @@ macro_rules! pipeline_marker {
 
 pipeline_marker!(
     /// The pipeline run once before the dispatch: load history, retrieve, enforce input policy.
-    TurnInput, "turn_input", Turn, crate::context::TurnContext
+    TurnInput
 );
 pipeline_marker!(
     /// The pipeline run once after an acknowledged dispatch: filter output, write memories.
-    TurnOutput, "turn_output", Turn, crate::context::TurnContext
+    TurnOutput
 );
 pipeline_marker!(
     /// The pipeline run every iteration before the executor: pack the prompt, apply budgets.
-    DispatchInput, "dispatch_input", Dispatch, crate::context::DispatchContext
+    DispatchInput
 );
 pipeline_marker!(
     /// The pipeline run every iteration after the executor: inspect what the model produced.
-    DispatchOutput, "dispatch_output", Dispatch, crate::context::DispatchContext
+    DispatchOutput
 );

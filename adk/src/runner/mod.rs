@@ -158,18 +158,18 @@ impl TurnRunner {
     }
 
     /// Forks a thread of a session through this runner's storage adapter and session store;
-    /// see [`Fork`](crate::middleware_state::Fork).
+    /// see [`Fork`](crate::state::Fork).
     ///
     /// # Errors
     ///
-    /// [`ForkError`](crate::middleware_state::ForkError), including `NoSessionStore` for a
+    /// [`ForkError`](crate::state::ForkError), including `NoSessionStore` for a
     /// runner built without one.
     pub async fn fork(
         &self,
-        fork: crate::middleware_state::Fork,
-    ) -> Result<crate::middleware_state::Forked, crate::middleware_state::ForkError> {
+        fork: crate::state::Fork,
+    ) -> Result<crate::state::Forked, crate::state::ForkError> {
         let Some(store) = &self.parts.session_store else {
-            return Err(crate::middleware_state::ForkError::NoSessionStore);
+            return Err(crate::state::ForkError::NoSessionStore);
         };
         fork.run(&self.parts.storage, store).await
     }

@@ -22,10 +22,10 @@ use std::fmt;
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
 
-use super::records::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 use super::store::{SessionKey, SessionStore, TurnCommit};
 use super::{SessionStoreError, State};
 use crate::ids::{AppName, ThreadId, UserId};
+use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
 /// The rules [`check`] verifies, in the order it runs them.
 pub const RULES: &[&str] = &[

@@ -8,12 +8,12 @@ use jiff::Timestamp;
 use serde_json::{Map, Value};
 
 use super::SessionStoreError;
-use super::records::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 use super::store::{
     LoadedTurn, Session, SessionKey, SessionStore, StateWrite, TurnCommit, merge_scopes,
     split_by_scope,
 };
 use crate::ids::{AppName, ThreadId, UserId};
+use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
 /// A [`SessionStore`] in memory. Cheap to clone; clones share the sessions. Every call takes one
 /// short lock, so a commit is atomic and concurrent turns are checked against each other exactly

@@ -15,18 +15,19 @@
 
 pub mod conformance;
 mod error;
+mod fork;
 mod key;
 mod memory;
-mod records;
 mod scope;
 mod store;
 pub mod template;
 mod view;
 
+pub use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 pub use error::{BackendError, SessionStoreError, StateError};
+pub use fork::{Fork, ForkError, Forked};
 pub use key::{__assert_state_value, StateKey, StateValue};
 pub use memory::InMemorySessionStore;
-pub use records::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 pub use scope::Scope;
 pub use store::{
     DynSessionStore, LoadedTurn, Session, SessionKey, SessionStore, SharedSessionStore, StateWrite,

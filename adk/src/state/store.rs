@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::records::{MiddlewareStateRecord, MiddlewareStateWrite};
 use super::{Scope, SessionStoreError, StateChange};
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
+use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite};
 
 /// Which session: app, user and session id together (a session id is unique within its user and
 /// app, as in Google ADK).

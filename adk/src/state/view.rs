@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::records::{MiddlewareStateRecord, MiddlewareStateWrite};
 use super::store::{LoadedTurn, StateWrite, TurnCommit};
 use super::{Scope, StateError, StateKey, StateValue};
 use crate::ids::ThreadId;
 use crate::middleware_state::MiddlewareStates;
+use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite};
 
 /// One recorded change to a key: a new value (JSON `null` included) or a deletion.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,6 @@
 //! [`FetchWindow`]: how much of a conversation's history a fetch asks for.
 
-use crate::context::Record;
+use crate::primitives::Record;
 
 /// Which part of a conversation's records a fetch asks for, oldest first.
 ///

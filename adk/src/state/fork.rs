@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{MiddlewareStates, Mismatch};
+use super::{SessionKey, SessionStore, SessionStoreError, TurnCommit};
+use crate::error::BoxError;
 use crate::ids::ThreadId;
-use crate::pipeline::BoxError;
-use crate::state::{
-    MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, SessionKey, SessionStore,
-    SessionStoreError, TurnCommit,
+use crate::middleware_state::{
+    MiddlewareStateError, MiddlewareStateRecord, MiddlewareStateWrite, MiddlewareStates, Mismatch,
+    RecordScope,
 };
 use crate::storage::{SharedStorage, StorageContext, StorageError};
 
@@ -19,7 +19,7 @@ type ForkHook = Box<dyn FnOnce(&mut MiddlewareStates) -> Result<(), BoxError> + 
 /// A fork of one thread of a session into a new thread.
 ///
 /// ```
-/// use adk::middleware_state::Fork;
+/// use adk::state::Fork;
 /// use adk::primitives::Message;
 /// use adk::state::{InMemorySessionStore, SessionKey};
 /// use adk::storage::{SharedStorage, StorageContext};
@@ -128,7 +128,7 @@ pub enum ForkError {
     Hook(#[source] BoxError),
     /// A rewritten state could not be encoded; nothing was written.
     #[error("the fork's middleware state could not be encoded: {0}")]
-    Encode(#[source] super::MiddlewareStateError),
+    Encode(#[source] MiddlewareStateError),
     /// Copying a message failed; the messages copied before it stay, the state was not copied.
     #[error("copying message `{message}` into thread `{thread}` failed: {source}")]
     CopyMessages {
