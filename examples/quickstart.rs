@@ -32,6 +32,7 @@ use adk::primitives::{Tool, ToolCallResults};
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
 use adk::state::{SessionKey, SessionStore, SharedSessionStore, StateKey};
 use adk::storage::{FetchWindow, SharedStorage, StorageContext};
+use adk::transcript::{Entry, Part, Transcript};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
 
@@ -113,6 +114,11 @@ pub async fn load_history(
         .fetch_tool_calls_within(FetchWindow::Last(HISTORY_WINDOW))
         .await?;
     ctx.tool_calls.extend(tool_calls);
+    // Reasoning too: it belongs to the answers it was part of (see `adk::transcript`).
+    let thoughts = ctx
+        .fetch_thoughts_within(FetchWindow::Last(HISTORY_WINDOW))
+        .await?;
+    ctx.thoughts.extend(thoughts);
     // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
     let _ = next.run(ctx).await;
     Ok(())
@@ -338,38 +344,63 @@ pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
     Ok(Arc::new(ScriptedModel::new()))
 }
 
-/// One line per record: what was said and which tools ran, in the order they were created.
+/// One line per record, in the order of the conversation's [`Transcript`]: each question, then
+/// each model answer whole — its reasoning, its text and the tools it called, in the order the
+/// model produced them (not the order they were written to storage).
 pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError> {
     let ctx = StorageContext::new(CONVERSATION);
-    let mut lines = Vec::new();
-    for message in storage.fetch_messages(&ctx).await? {
+    let messages = storage.fetch_messages(&ctx).await?;
+    let thoughts = storage.fetch_thoughts(&ctx).await?;
+    let tool_calls = storage.fetch_tool_calls(&ctx).await?;
+    let text = |message: &adk::primitives::Message| {
         let text = message
             .content()
             .map(|content| content.render())
             .unwrap_or_default();
-        let line = format!("{:>9}: {text}", message.role().as_str());
-        lines.push((message.created_at(), line));
-    }
-    for call in storage.fetch_tool_calls(&ctx).await? {
-        let result = match call.results() {
-            Some(ToolCallResults::Text(text)) => text.render(),
-            _ => "(no result)".to_owned(),
+        format!("{:>9}: {text}", message.role().as_str())
+    };
+    let mut lines = Vec::new();
+    for entry in &Transcript::new(&messages, &thoughts, &tool_calls) {
+        let answer = match entry {
+            Entry::User(message) => {
+                lines.push(text(message));
+                continue;
+            }
+            Entry::Answer(answer) => answer,
         };
-        let args = serde_json::Value::Object(call.args().clone());
-        let line = format!("{:>9}: {}({args}) -> {result}", "tool", call.tool());
-        lines.push((call.created_at(), line));
+        for part in answer.parts() {
+            let line = match part {
+                Part::Reasoning(thought) => {
+                    format!("{:>9}: {}", "reasoning", thought.content().render())
+                }
+                Part::Text(message) => text(message),
+                Part::Call(call) => {
+                    let record = call.tool_call();
+                    let result = match record.results() {
+                        Some(ToolCallResults::Text(text)) => text.render(),
+                        _ => "(no result)".to_owned(),
+                    };
+                    let args = serde_json::Value::Object(record.args().clone());
+                    format!("{:>9}: {}({args}) -> {result}", "tool", record.tool())
+                }
+            };
+            lines.push(line);
+        }
     }
-    // Stable: records created at the same instant keep storage order, messages first.
-    lines.sort_by_key(|(created_at, _)| *created_at);
-    Ok(lines.into_iter().map(|(_, line)| line).collect())
+    Ok(lines)
 }
 
-/// Deletes the conversation's messages and tool calls, for `--reset`.
+/// Deletes the conversation's messages, reasoning and tool calls, for `--reset`.
 pub async fn forget(storage: &SharedStorage) -> Result<(), BoxError> {
     let ctx = StorageContext::new(CONVERSATION);
     for message in storage.fetch_messages(&ctx).await? {
         storage
             .delete_message(&ctx, message.id().to_owned())
+            .await?;
+    }
+    for thought in storage.fetch_thoughts(&ctx).await? {
+        storage
+            .delete_thought(&ctx, thought.id().to_owned())
             .await?;
     }
     for call in storage.fetch_tool_calls(&ctx).await? {

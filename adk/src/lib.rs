@@ -55,6 +55,7 @@ pub mod sqlite;
 pub mod stash;
 pub mod state;
 pub mod storage;
+pub mod transcript;
 
 // Support for macro expansions; not part of the public API.
 #[doc(hidden)]

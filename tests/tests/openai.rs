@@ -621,6 +621,69 @@ async fn tool_call_deltas_split_across_chunks_run_the_tool_and_the_next_request_
     );
 }
 
+/// What the hosted API streams when a model writes before it calls a tool: the text in content
+/// deltas, then the call (id and name first, its arguments in pieces) in the same choice.
+fn text_then_forecast_call(pieces: &[&str], id: &str, city: &str) -> Vec<String> {
+    let mut events = vec![delta(json!({"role": "assistant", "content": ""}))];
+    events.extend(pieces.iter().map(|piece| delta(json!({"content": piece}))));
+    events.extend(forecast_call(id, city));
+    events
+}
+
+#[tokio::test]
+async fn text_then_a_tool_call_in_one_answer_goes_back_as_one_assistant_message_then_the_result() {
+    let server = Server::start(vec![
+        Reply::Events(text_then_forecast_call(
+            &["Let me ", "check."],
+            "call_abc",
+            "Oslo",
+        )),
+        Reply::Events(text_answer(&["Sunny in Oslo."])),
+    ])
+    .await;
+
+    let run = run_turn(config(&server), "Weather in Oslo?").await;
+
+    assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+    let received = server.received();
+    assert_eq!(
+        received.len(),
+        2,
+        "one model call for the tool, one for the answer"
+    );
+    // The call was created while the answer streamed and the text when it ended; the request
+    // still holds the answer as the model gave it: text and call in one message, then the result.
+    assert_eq!(
+        received[1].body["messages"],
+        json!([
+            {"role": "system", "content": "You forecast weather."},
+            {"role": "system", "content": "Answer in English."},
+            {"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": "Let me check.", "tool_calls": [{
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "forecast", "arguments": r#"{"city":"Oslo"}"#},
+            }]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "Oslo: sunny"},
+        ])
+    );
+    // The link that says so is on the records, for storage and the next turn to keep.
+    let context = &run.outcome.context;
+    let text = context
+        .messages
+        .iter()
+        .find(|m| m.role() == Role::Assistant)
+        .unwrap();
+    let call = context.tool_calls.first().unwrap();
+    let (text_link, call_link) = (text.answer().unwrap(), call.answer().unwrap());
+    assert_eq!(text_link.answer_id(), call_link.answer_id());
+    assert_eq!((text_link.position(), call_link.position()), (0, 1));
+    assert!(
+        call.created_at() < text.created_at(),
+        "the call is written first, which is why creation times cannot order an answer"
+    );
+}
+
 #[tokio::test]
 async fn a_provider_repeating_its_tool_call_ids_across_responses_still_gets_distinct_stored_calls()
 {

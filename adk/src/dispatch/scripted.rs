@@ -9,6 +9,7 @@ use crate::context::DispatchContext;
 use crate::dispatch::{Executor, ToolCallUpdate};
 use crate::pipeline::{BoxError, BoxFuture};
 use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
+use crate::transcript::AnswerParts;
 
 /// A deterministic stand-in for a model, for examples and tests.
 ///
@@ -30,7 +31,8 @@ use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
 ///    `ctx.store_message`, and the dispatch is acknowledged with `ctx.ack()`.
 ///
 /// Record ids derive from the user message's id (`{id}-call-1`, `{id}-reply`), so they are
-/// unique whenever user message ids are.
+/// unique whenever user message ids are. Each model call's records are linked to one answer
+/// ([`AnswerParts::for_model_call`]), as a real model's executor links them.
 ///
 /// To script it yourself (your own tools, your own answers), give it [`Step`]s: a list with
 /// [`ScriptedModel::steps`], or a function of the dispatch with [`ScriptedModel::from_fn`].
@@ -274,7 +276,8 @@ impl Executor for ScriptedModel {
             let reply = compose_reply(ctx, &question_id, &question, &earlier_calls);
             let reply_id = format!("{question_id}-reply");
             stream_words(ctx, &reply_id, &reply)?;
-            ctx.store_message(Message::assistant(reply_id, reply)?)
+            let link = AnswerParts::for_model_call(ctx).next_link();
+            ctx.store_message(Message::assistant(reply_id, reply)?.with_answer(link)?)
                 .await?;
             ctx.ack()?;
             Ok(())
@@ -292,7 +295,9 @@ async fn take_step(ctx: &mut DispatchContext, step: Step) -> Result<(), BoxError
         Step::Reply(text) => {
             let id = format!("{}/reply", ctx.dispatch_id());
             stream_words(ctx, &id, &text)?;
-            ctx.store_message(Message::assistant(id, text)?).await?;
+            let link = AnswerParts::for_model_call(ctx).next_link();
+            ctx.store_message(Message::assistant(id, text)?.with_answer(link)?)
+                .await?;
             ctx.ack()?;
             Ok(())
         }
@@ -376,7 +381,8 @@ async fn call_tool(
     args: Value,
 ) -> Result<(), BoxError> {
     ctx.report_tool_call(&id, ToolCallUpdate::new().tool(tool).args(args.clone()))?;
-    let call = ToolCall::new(id.clone(), tool, args)?;
+    let link = AnswerParts::for_model_call(ctx).next_link();
+    let call = ToolCall::new(id.clone(), tool, args)?.with_answer(link)?;
     ctx.store_tool_call(call.clone()).await?;
     let finished = match ctx.execute_tool(&call).await {
         Ok(output) => call.complete(describe_output(output)),

@@ -13,6 +13,7 @@ use crate::dispatch::{Executor, ToolCallUpdate};
 use crate::events::{GenerationStats, LogLevel};
 use crate::pipeline::{BoxError, BoxFuture};
 use crate::primitives::{Message, Thought, ToolCall, ToolCallResults, ToolOutput};
+use crate::transcript::AnswerParts;
 
 use super::config::{ApiKeyHeader, USER_AGENT as ADK_USER_AGENT};
 use super::request::{ChatRequest, chat_request};
@@ -50,7 +51,10 @@ type RequestHook = Arc<dyn Fn(&DispatchContext, &mut ChatRequest) + Send + Sync>
 ///    its name and whole arguments;
 /// 3. token usage through [`report_generation_stats`](DispatchContext::report_generation_stats).
 ///
-/// Then reasoning is stored as a [`Thought`] and text as an assistant [`Message`]. When the
+/// Then reasoning is stored as a [`Thought`] and text as an assistant [`Message`], and each is
+/// linked, with the answer's tool calls, to one answer ([`AnswerParts::for_model_call`]: reasoning,
+/// then text, then the calls in the model's order), so [`crate::transcript`] and the next
+/// request see them as one answer whatever order they were written in. When the
 /// model called tools, each call is stored, the calls run concurrently (at most
 /// [`max_concurrent_tools`](OpenAiConfig::max_concurrent_tools) at a time) with
 /// [`execute_tool`](DispatchContext::execute_tool), and each is reported and mutated with its
@@ -239,7 +243,12 @@ impl OpenAiExecutor {
         if !answer.text.is_empty() {
             ctx.report_message(&message_id, "", true)?;
         }
-        let calls = assemble_tool_calls(&answer)?;
+        // One answer, linked explicitly: its records are written at different moments, so their
+        // creation times cannot say how they belong together (see `crate::transcript`).
+        let mut parts = AnswerParts::for_model_call(ctx);
+        let thought_link = (!answer.reasoning.is_empty()).then(|| parts.next_link());
+        let message_link = (!answer.text.is_empty()).then(|| parts.next_link());
+        let calls = assemble_tool_calls(&answer, &mut parts)?;
         for (call, _) in &calls {
             ctx.report_tool_call(
                 call.id(),
@@ -250,13 +259,17 @@ impl OpenAiExecutor {
         }
         self.report_stats(ctx, &answer, started);
 
-        if !answer.reasoning.is_empty() {
-            ctx.store_thought(Thought::new(thought_id, answer.reasoning.clone())?)
-                .await?;
+        if let Some(link) = thought_link {
+            ctx.store_thought(
+                Thought::new(thought_id, answer.reasoning.clone())?.with_answer(link)?,
+            )
+            .await?;
         }
-        if !answer.text.is_empty() {
-            ctx.store_message(Message::assistant(message_id, answer.text.clone())?)
-                .await?;
+        if let Some(link) = message_link {
+            ctx.store_message(
+                Message::assistant(message_id, answer.text.clone())?.with_answer(link)?,
+            )
+            .await?;
         }
         if calls.is_empty() {
             if answer.text.is_empty() {
@@ -603,7 +616,10 @@ fn report(
 
 /// The answer's tool calls as records, each with the problem to report to the model instead of
 /// running it (arguments that are not a JSON object).
-fn assemble_tool_calls(answer: &Accumulator) -> Result<Vec<(ToolCall, Option<String>)>, BoxError> {
+fn assemble_tool_calls(
+    answer: &Accumulator,
+    parts: &mut AnswerParts,
+) -> Result<Vec<(ToolCall, Option<String>)>, BoxError> {
     let mut calls = Vec::new();
     for assembled in answer.tool_calls() {
         if assembled.name.is_empty() {
@@ -621,7 +637,8 @@ fn assemble_tool_calls(answer: &Accumulator) -> Result<Vec<(ToolCall, Option<Str
             assembled.id.clone(),
             assembled.name.clone(),
             Value::Object(args),
-        )?;
+        )?
+        .with_answer(parts.next_link())?;
         calls.push((call, problem));
     }
     Ok(calls)

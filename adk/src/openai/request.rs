@@ -1,10 +1,19 @@
 //! The request side: a dispatch context mapped to a `/chat/completions` body.
 //!
 //! Order of `messages`: the system prompt, then each standing instruction (both as `system`
-//! messages), then the conversation as it happened: the context's messages and tool calls merged
-//! by creation time. Consecutive finished tool calls become one assistant message with
-//! `tool_calls` (joined to the assistant text just before them, if any), each followed by its
-//! `tool` result. Pending tool calls are left out: the protocol requires a result for every call.
+//! messages), then the conversation in the order of its [`Transcript`] — the same for a live
+//! dispatch and for history loaded from storage, since both are read from the records' answer
+//! links, not from when each record was written:
+//! - a user message becomes a `user` message;
+//! - a model answer becomes one `assistant` message with its text as `content` (`null` when it
+//!   had none; several texts joined by a blank line) and its answered tool calls as
+//!   `tool_calls`, followed by one `tool` message per call with its result, in the order the
+//!   model made the calls. Calls without a result (an interrupted turn) are left out: the
+//!   protocol requires a result for every call. An answer that had only reasoning, or only
+//!   unanswered calls, sends nothing. Reasoning is not sent.
+//!
+//! Records written without an answer link (before links existed) are grouped by creation time,
+//! as described in [`crate::transcript`]: calls join the assistant text written just before them.
 //! Tool-call ids are renumbered per request (`call_1`, `call_2`, …): the stored ids are long and
 //! made unique per turn, while the protocol only needs them to pair calls with results.
 //!
@@ -22,6 +31,7 @@ use crate::context::{Collection, DispatchContext};
 use crate::primitives::{
     Media, MediaKind, Message, Role, SpooledArtifact, ToolCall, ToolCallResults,
 };
+use crate::transcript::{Answer, AnsweredCall, Entry, Transcript};
 
 use super::OpenAiConfig;
 
@@ -64,7 +74,7 @@ pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -
         }
     }
     let contents = Contents::read(&ctx.messages, &ctx.tool_calls).await;
-    conversation(&ctx.messages, &ctx.tool_calls, &contents, &mut messages);
+    conversation(&Transcript::of_dispatch(ctx), &contents, &mut messages);
 
     let mut body = Map::new();
     body.insert("model".to_owned(), Value::String(config.model.clone()));
@@ -253,51 +263,23 @@ fn is_http_url(source: &str) -> bool {
     reqwest::Url::parse(source).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
 }
 
-enum Entry<'a> {
-    Message(&'a Message),
-    ToolCall(&'a ToolCall),
-}
-
-fn conversation(
-    messages: &Collection<Message>,
-    tool_calls: &Collection<ToolCall>,
-    contents: &Contents,
-    out: &mut Vec<Value>,
-) {
-    // A merge, not a sort: each collection keeps its own order, and on equal times the message
-    // goes first (an assistant's text comes before the calls it made in the same answer).
-    let mut entries = Vec::with_capacity(messages.len() + tool_calls.len());
-    let mut messages = messages.iter().peekable();
-    let mut tool_calls = tool_calls.iter().peekable();
-    loop {
-        let take_message = match (messages.peek(), tool_calls.peek()) {
-            (Some(message), Some(call)) => message.created_at() <= call.created_at(),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        if take_message {
-            entries.extend(messages.next().map(Entry::Message));
-        } else {
-            entries.extend(tool_calls.next().map(Entry::ToolCall));
-        }
-    }
-
+/// The conversation as chat-completions messages, from the [`Transcript`]: a user message as
+/// `user`; an answer as one `assistant` message holding its text (several texts joined by a
+/// blank line) and its answered calls as `tool_calls`, then one `tool` message per call, then
+/// the calls' media in one `user` message. Unanswered calls are left out; an answer left with
+/// neither text nor answered calls (reasoning only) sends nothing.
+fn conversation(transcript: &Transcript<'_>, contents: &Contents, out: &mut Vec<Value>) {
     let mut next_call_id = 1;
-    let mut group: Vec<&ToolCall> = Vec::new();
-    for entry in entries {
+    for entry in transcript {
         match entry {
-            Entry::ToolCall(call) if call.is_complete() => group.push(call),
-            Entry::ToolCall(_) => {}
-            Entry::Message(message) => {
-                flush_group(&mut group, &mut next_call_id, contents, out);
+            Entry::User(message) => {
                 if let Some(content) = message_content(message, contents) {
-                    out.push(json!({"role": message.role().as_str(), "content": content}));
+                    out.push(json!({"role": "user", "content": content}));
                 }
             }
+            Entry::Answer(answer) => answer_messages(answer, &mut next_call_id, contents, out),
         }
     }
-    flush_group(&mut group, &mut next_call_id, contents, out);
 }
 
 /// A message's `content`: its text, or an array of parts when a user message has attachments
@@ -317,19 +299,21 @@ fn message_content(message: &Message, contents: &Contents) -> Option<Value> {
     Some(Value::Array(parts))
 }
 
-fn flush_group(
-    group: &mut Vec<&ToolCall>,
+fn answer_messages(
+    answer: &Answer<'_>,
     next_call_id: &mut usize,
     contents: &Contents,
     out: &mut Vec<Value>,
 ) {
-    if group.is_empty() {
-        return;
-    }
-    let mut calls = Vec::with_capacity(group.len());
-    let mut results = Vec::with_capacity(group.len());
+    let texts: Vec<String> = answer
+        .texts()
+        .filter_map(|message| message.content().map(|content| content.render()))
+        .collect();
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
     let mut media_parts = Vec::new();
-    for call in group.drain(..) {
+    for answered in answer.answered_calls() {
+        let call = answered.call();
         let id = format!("call_{next_call_id}");
         *next_call_id += 1;
         calls.push(json!({
@@ -340,7 +324,7 @@ fn flush_group(
                 "arguments": Value::Object(call.args().clone()).to_string(),
             },
         }));
-        let media: &[Media] = match call.results() {
+        let media: &[Media] = match answered.results() {
             Some(ToolCallResults::Media(media)) => std::slice::from_ref(media),
             Some(ToolCallResults::MediaList(list)) => list,
             _ => &[],
@@ -355,25 +339,31 @@ fn flush_group(
         results.push(json!({
             "role": "tool",
             "tool_call_id": id,
-            "content": result_text(call, &id, contents),
+            "content": result_text(answered, &id, contents),
         }));
     }
-    let joins_previous = out
-        .last()
-        .is_some_and(|last| last["role"] == "assistant" && last.get("tool_calls").is_none());
-    match out.last_mut() {
-        Some(Value::Object(last)) if joins_previous => {
-            last.insert("tool_calls".to_owned(), Value::Array(calls));
-        }
-        _ => out.push(json!({"role": "assistant", "content": null, "tool_calls": calls})),
+    if texts.is_empty() && calls.is_empty() {
+        return;
     }
+    let content = if texts.is_empty() {
+        Value::Null
+    } else {
+        Value::String(texts.join("\n\n"))
+    };
+    let mut assistant = json!({"role": "assistant", "content": content});
+    if !calls.is_empty()
+        && let Value::Object(fields) = &mut assistant
+    {
+        fields.insert("tool_calls".to_owned(), Value::Array(calls));
+    }
+    out.push(assistant);
     out.extend(results);
     if !media_parts.is_empty() {
         out.push(json!({"role": "user", "content": media_parts}));
     }
 }
 
-fn result_text(call: &ToolCall, id: &str, contents: &Contents) -> String {
+fn result_text(call: &AnsweredCall<'_>, id: &str, contents: &Contents) -> String {
     let text = match call.results() {
         Some(ToolCallResults::Text(text)) => text.render(),
         Some(ToolCallResults::Artifact(artifact)) => contents.artifact(artifact),
@@ -405,14 +395,73 @@ fn result_text(call: &ToolCall, id: &str, contents: &Contents) -> String {
 #[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
 mod tests {
     use super::*;
-    use crate::primitives::Timestamp;
+    use crate::primitives::{AnswerLink, Timestamp};
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + second).unwrap()
     }
 
+    fn sent(messages: &[Message], tool_calls: &[ToolCall]) -> Value {
+        let mut out = Vec::new();
+        conversation(
+            &Transcript::new(messages, [], tool_calls),
+            &Contents::default(),
+            &mut out,
+        );
+        Value::Array(out)
+    }
+
+    fn call(id: &str, city: &str) -> Value {
+        json!({"id": id, "type": "function", "function": {
+            "name": "forecast", "arguments": json!({"city": city}).to_string()}})
+    }
+
     #[test]
-    fn calls_join_the_assistant_text_before_them_and_pending_calls_are_left_out() {
+    fn an_answer_sends_its_text_and_calls_together_then_the_results() {
+        let link = |position| AnswerLink::new("a-1", position);
+        // As the executor writes them: the calls while the answer streams, the text at its end.
+        let messages = [
+            Message::user("m-1", "Oslo?")
+                .unwrap()
+                .with_created_at(at(0)),
+            Message::assistant("m-2", "Let me check.")
+                .unwrap()
+                .with_answer(link(0))
+                .unwrap()
+                .with_created_at(at(3)),
+            Message::assistant("m-3", "Sunny.")
+                .unwrap()
+                .with_answer(AnswerLink::new("a-2", 0))
+                .unwrap()
+                .with_created_at(at(5)),
+        ];
+        let tool_calls = [
+            ToolCall::new("t-1", "forecast", json!({"city": "Oslo"}))
+                .unwrap()
+                .with_answer(link(1))
+                .unwrap()
+                .with_created_at(at(1))
+                .complete("sunny"),
+            ToolCall::new("t-2", "forecast", json!({"city": "Bergen"}))
+                .unwrap()
+                .with_answer(link(2))
+                .unwrap()
+                .with_created_at(at(2)),
+        ];
+        assert_eq!(
+            sent(&messages, &tool_calls),
+            json!([
+                {"role": "user", "content": "Oslo?"},
+                {"role": "assistant", "content": "Let me check.",
+                 "tool_calls": [call("call_1", "Oslo")]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+                {"role": "assistant", "content": "Sunny."},
+            ])
+        );
+    }
+
+    #[test]
+    fn unlinked_calls_join_the_assistant_text_before_them_and_pending_calls_are_left_out() {
         let messages = [
             Message::user("m-1", "Oslo?")
                 .unwrap()
@@ -437,19 +486,8 @@ mod tests {
                 .unwrap()
                 .with_created_at(at(3)),
         ];
-        let mut out = Vec::new();
-        conversation(
-            &messages.into_iter().collect(),
-            &tool_calls.into_iter().collect(),
-            &Contents::default(),
-            &mut out,
-        );
-        let call = |id: &str, city: &str| {
-            json!({"id": id, "type": "function", "function": {
-                "name": "forecast", "arguments": json!({"city": city}).to_string()}})
-        };
         assert_eq!(
-            Value::Array(out),
+            sent(&messages, &tool_calls),
             json!([
                 {"role": "user", "content": "Oslo?"},
                 {"role": "assistant", "content": "Checking.",

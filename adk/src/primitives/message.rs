@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::answer_link::check_link;
 use super::error::{Checker, StoredTimestamp};
-use super::{Identity, Media, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
+use super::{AnswerLink, Identity, Media, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
 
 /// Who wrote a message. Tool results live on [`ToolCall`](super::ToolCall), and operator
 /// prompts are [`StandingInstruction`](super::StandingInstruction)s, so there is no third role.
@@ -29,9 +30,11 @@ impl Role {
 /// One conversation entry: text, attachments, or both.
 ///
 /// Rules (checked when built and when deserialized): the id is non-empty; the message has
-/// content or at least one attachment; fixed content is non-empty. Without an explicit
-/// identity, a message belongs to its role (`"user"` / `"assistant"`). Serialization omits
-/// `attachments` when there are none; attachments serialize as metadata only (see [`Media`]).
+/// content or at least one attachment; fixed content is non-empty; only an assistant message
+/// carries an [`AnswerLink`] (the answer it is the text of), and its answer id is non-empty.
+/// Without an explicit identity, a message belongs to its role (`"user"` / `"assistant"`).
+/// Serialization omits `attachments` when there are none and `answer` when unlinked;
+/// attachments serialize as metadata only (see [`Media`]).
 ///
 /// ```
 /// use adk::primitives::{Identity, Message, Role};
@@ -57,6 +60,8 @@ pub struct Message {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     attachments: Vec<Media>,
     identity: Identity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<AnswerLink>,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -76,6 +81,7 @@ impl Message {
             content,
             attachments,
             identity: Identity::for_role(role.as_str()),
+            answer: None,
             created_at: now,
             updated_at: now,
         };
@@ -139,6 +145,27 @@ impl Message {
         self
     }
 
+    /// The same message as part `link` of a model answer (see [`AnswerLink`]); refused for a
+    /// user message (it belongs to no answer) and for an empty answer id.
+    ///
+    /// ```
+    /// use adk::primitives::{AnswerLink, Message};
+    /// let text = Message::assistant("m-1", "Let me check.")?.with_answer(AnswerLink::new("a-1", 0))?;
+    /// assert_eq!(text.answer().map(AnswerLink::answer_id), Some("a-1"));
+    /// assert!(Message::user("m-2", "hi")?.with_answer(AnswerLink::new("a-1", 1)).is_err());
+    /// # Ok::<(), adk::primitives::PrimitiveError>(())
+    /// ```
+    pub fn with_answer(mut self, link: AnswerLink) -> Result<Self, PrimitiveError> {
+        self.answer = Some(link);
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The answer this message is the text of, when it was written with a link.
+    pub fn answer(&self) -> Option<&AnswerLink> {
+        self.answer.as_ref()
+    }
+
     /// The same message with another creation time.
     pub fn with_created_at(mut self, created_at: Timestamp) -> Self {
         self.created_at = created_at;
@@ -189,6 +216,13 @@ impl Message {
     fn validate(&self) -> Result<(), PrimitiveError> {
         let check = Checker::new(PrimitiveKind::Message, &self.id);
         check.non_empty("id", &self.id)?;
+        check_link(&check, self.answer.as_ref())?;
+        if self.answer.is_some() && self.role == Role::User {
+            return Err(check.fail(
+                "answer",
+                "is only for assistant messages: a user message belongs to no model answer",
+            ));
+        }
         match &self.content {
             Some(content) if content.is_empty_static() => {
                 Err(check.fail("content", "must not be empty when given"))
@@ -212,6 +246,8 @@ struct MessageFields {
     attachments: Vec<Media>,
     #[serde(default)]
     identity: Option<Identity>,
+    #[serde(default)]
+    answer: Option<AnswerLink>,
     created_at: StoredTimestamp,
     updated_at: StoredTimestamp,
 }
@@ -239,6 +275,7 @@ impl TryFrom<MessageFields> for Message {
             role,
             content: fields.content,
             attachments: fields.attachments,
+            answer: fields.answer,
             created_at: check.timestamp("created_at", fields.created_at)?,
             updated_at: check.timestamp("updated_at", fields.updated_at)?,
         };
@@ -308,6 +345,31 @@ mod tests {
         }))
         .unwrap_err();
         assert!(error.to_string().contains("`role`"), "{error}");
+    }
+
+    #[test]
+    fn a_link_round_trips_and_a_user_message_with_one_is_refused() {
+        let linked = Message::assistant("m", "hi")
+            .unwrap()
+            .with_answer(AnswerLink::new("a", 2))
+            .unwrap();
+        let json = serde_json::to_value(&linked).unwrap();
+        assert_eq!(
+            json["answer"],
+            serde_json::json!({"id": "a", "position": 2})
+        );
+        let back: Message = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.answer(), linked.answer());
+
+        let mut user = json.clone();
+        user["role"] = "user".into();
+        let error = serde_json::from_value::<Message>(user).unwrap_err();
+        assert!(error.to_string().contains("`answer`"), "{error}");
+        let mut empty = json;
+        empty["answer"]["id"] = "".into();
+        assert!(serde_json::from_value::<Message>(empty).is_err());
+        let unlinked = serde_json::to_value(Message::assistant("m", "hi").unwrap()).unwrap();
+        assert!(unlinked.get("answer").is_none());
     }
 
     #[test]

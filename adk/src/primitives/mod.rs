@@ -2,7 +2,8 @@
 //!
 //! This module owns the six persisted primitives — [`Message`], [`Memory`], [`Thought`],
 //! [`ToolCall`], [`Retrievable`] and [`StandingInstruction`] — plus what they are made of
-//! ([`Tokenizable`], [`Identity`], [`Media`], [`SpooledArtifact`]) and [`Tool`] /
+//! ([`Tokenizable`], [`Identity`], [`Media`], [`SpooledArtifact`]), the [`AnswerLink`] that ties
+//! a message, thought or tool call to the model answer that made it, and [`Tool`] /
 //! [`ToolRegistry`].
 //!
 //! Every primitive validates itself when built and again when deserialized, so a bad record read
@@ -24,6 +25,7 @@
 //! # Ok::<(), adk::primitives::PrimitiveError>(())
 //! ```
 
+mod answer_link;
 mod error;
 mod identity;
 mod media;
@@ -38,6 +40,7 @@ mod tool;
 mod tool_arguments;
 mod tool_call;
 
+pub use answer_link::AnswerLink;
 pub use error::{PrimitiveError, PrimitiveKind};
 pub use identity::Identity;
 pub use media::{Media, MediaKind, MediaMetadata, MediaStashEntry, ModalityHazard};

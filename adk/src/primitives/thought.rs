@@ -2,15 +2,18 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::answer_link::check_link;
 use super::error::{Checker, StoredTimestamp};
-use super::{Identity, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
+use super::{AnswerLink, Identity, PrimitiveError, PrimitiveKind, Timestamp, Tokenizable};
 
 /// A reasoning trace, kept for debugging, auditing or replay to the same vendor.
 ///
 /// Rules: the id is non-empty; a vendor `payload` (any JSON but `null`) requires a non-empty
 /// `replay_compatibility` tag saying which model family can replay it; without a payload the
 /// content must be non-empty (a dynamic content always counts as present). With a payload the
-/// content may be empty. Without an explicit identity a thought belongs to `"assistant"`.
+/// content may be empty. Without an explicit identity a thought belongs to `"assistant"`. A
+/// thought made while a model answered carries an [`AnswerLink`] (non-empty answer id) to that
+/// answer; serialization omits `answer` when unlinked.
 ///
 /// ```
 /// use adk::primitives::Thought;
@@ -33,6 +36,8 @@ pub struct Thought {
     payload: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     replay_compatibility: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<AnswerLink>,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -50,6 +55,7 @@ impl Thought {
             identity: None,
             payload: None,
             replay_compatibility: None,
+            answer: None,
             created_at: now.into(),
             updated_at: now.into(),
         })
@@ -69,6 +75,7 @@ impl Thought {
             identity: None,
             payload: Some(payload),
             replay_compatibility: Some(replay_compatibility.into()),
+            answer: None,
             created_at: now.into(),
             updated_at: now.into(),
         })
@@ -95,6 +102,25 @@ impl Thought {
     pub fn with_identity(mut self, identity: Identity) -> Self {
         self.identity = identity;
         self
+    }
+
+    /// The same thought as part `link` of a model answer (see [`AnswerLink`]); refused for an
+    /// empty answer id.
+    ///
+    /// ```
+    /// use adk::primitives::{AnswerLink, Thought};
+    /// let thought = Thought::new("t-1", "The user wants Oslo.")?.with_answer(AnswerLink::new("a-1", 0))?;
+    /// assert_eq!(thought.answer().map(AnswerLink::position), Some(0));
+    /// # Ok::<(), adk::primitives::PrimitiveError>(())
+    /// ```
+    pub fn with_answer(mut self, link: AnswerLink) -> Result<Self, PrimitiveError> {
+        self.answer = Some(link);
+        self.revalidate()
+    }
+
+    /// The answer this thought was part of, when it was written with a link.
+    pub fn answer(&self) -> Option<&AnswerLink> {
+        self.answer.as_ref()
     }
 
     /// The same thought with another creation time.
@@ -151,6 +177,7 @@ impl Thought {
             identity: Some(self.identity),
             payload: self.payload,
             replay_compatibility: self.replay_compatibility,
+            answer: self.answer,
             created_at: self.created_at.into(),
             updated_at: self.updated_at.into(),
         })
@@ -168,6 +195,8 @@ struct ThoughtFields {
     payload: Option<serde_json::Value>,
     #[serde(default)]
     replay_compatibility: Option<String>,
+    #[serde(default)]
+    answer: Option<AnswerLink>,
     created_at: StoredTimestamp,
     updated_at: StoredTimestamp,
 }
@@ -178,6 +207,7 @@ impl TryFrom<ThoughtFields> for Thought {
     fn try_from(fields: ThoughtFields) -> Result<Self, Self::Error> {
         let check = Checker::new(PrimitiveKind::Thought, &fields.id);
         check.non_empty("id", &fields.id)?;
+        check_link(&check, fields.answer.as_ref())?;
         // `null` is how JSON says "no payload"; keeping it would demand a replay tag for nothing.
         let payload = fields.payload.filter(|payload| !payload.is_null());
         if let Some(tag) = &fields.replay_compatibility {
@@ -207,6 +237,7 @@ impl TryFrom<ThoughtFields> for Thought {
                 .unwrap_or_else(|| Identity::for_role("assistant")),
             payload,
             replay_compatibility: fields.replay_compatibility,
+            answer: fields.answer,
             created_at: check.timestamp("created_at", fields.created_at)?,
             updated_at: check.timestamp("updated_at", fields.updated_at)?,
         })

@@ -3,8 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::answer_link::check_link;
 use super::error::{Checker, StoredTimestamp};
-use super::{Media, PrimitiveError, PrimitiveKind, SpooledArtifact, Timestamp, Tokenizable};
+use super::{
+    AnswerLink, Media, PrimitiveError, PrimitiveKind, SpooledArtifact, Timestamp, Tokenizable,
+};
 
 /// What a tool call produced. Lists are homogeneous by construction and must not be empty.
 ///
@@ -62,7 +65,9 @@ impl From<Media> for ToolCallResults {
 /// hold them as a JSON string of an object); result lists non-empty. A call starts pending
 /// (no results, no completion time) and is finished with [`complete`](Self::complete) or
 /// [`fail`](Self::fail). Unlike the TypeScript original, `results` and `completed_at` are
-/// optional so a pending call needs no placeholder. `inline` defaults to `false`.
+/// optional so a pending call needs no placeholder. `inline` defaults to `false`. A call a model
+/// made carries an [`AnswerLink`] (non-empty answer id) to the answer that made it; serialization
+/// omits `answer` when unlinked.
 ///
 /// The default checksum is [`tool_call_checksum`]: SHA-256 of the canonical JSON of the tool
 /// name and arguments, so identical calls share it whatever order the arguments came in.
@@ -94,6 +99,8 @@ pub struct ToolCall {
     results: Option<ToolCallResults>,
     from_artifact_tool: bool,
     inline: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<AnswerLink>,
     created_at: Timestamp,
     updated_at: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +129,7 @@ impl ToolCall {
             results: None,
             from_artifact_tool: false,
             inline: false,
+            answer: None,
             created_at: now,
             updated_at: now,
             completed_at: None,
@@ -171,6 +179,27 @@ impl ToolCall {
     pub fn with_inline(mut self, inline: bool) -> Self {
         self.inline = inline;
         self
+    }
+
+    /// The same call as part `link` of the model answer that made it (see [`AnswerLink`]);
+    /// refused for an empty answer id. Finishing the call keeps the link.
+    ///
+    /// ```
+    /// use adk::primitives::{AnswerLink, ToolCall};
+    /// let call = ToolCall::new("c-1", "weather", serde_json::json!({}))?
+    ///     .with_answer(AnswerLink::new("a-1", 1))?
+    ///     .complete("sunny");
+    /// assert_eq!(call.answer().map(AnswerLink::answer_id), Some("a-1"));
+    /// # Ok::<(), adk::primitives::PrimitiveError>(())
+    /// ```
+    pub fn with_answer(mut self, link: AnswerLink) -> Result<Self, PrimitiveError> {
+        self.answer = Some(link);
+        self.validate()
+    }
+
+    /// The answer that made this call, when it was written with a link.
+    pub fn answer(&self) -> Option<&AnswerLink> {
+        self.answer.as_ref()
     }
 
     /// The same call with another creation time.
@@ -256,6 +285,7 @@ impl ToolCall {
         check.non_empty("id", &self.id)?;
         check.non_empty("tool", &self.tool)?;
         check.non_empty("checksum", &self.checksum)?;
+        check_link(&check, self.answer.as_ref())?;
         match &self.results {
             Some(ToolCallResults::Artifacts(list)) if list.is_empty() => {
                 Err(check.fail("results", "must not be an empty list of artifacts"))
@@ -360,6 +390,8 @@ struct ToolCallFields {
     from_artifact_tool: bool,
     #[serde(default)]
     inline: bool,
+    #[serde(default)]
+    answer: Option<AnswerLink>,
     created_at: StoredTimestamp,
     updated_at: StoredTimestamp,
     #[serde(default)]
@@ -382,6 +414,7 @@ impl TryFrom<ToolCallFields> for ToolCall {
             results: fields.results,
             from_artifact_tool: fields.from_artifact_tool,
             inline: fields.inline,
+            answer: fields.answer,
             created_at: check.timestamp("created_at", fields.created_at)?,
             updated_at: check.timestamp("updated_at", fields.updated_at)?,
             completed_at: fields
