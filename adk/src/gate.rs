@@ -178,6 +178,24 @@ impl GateError {
             Self::TimedOut { .. } => ErrorCode::TurnGateTimeout,
         }
     }
+
+    /// The gate error `error` is, or the first one in its chain of sources: a middleware or
+    /// executor that fails with `?` on a gate ends the turn under the gate's code, not under
+    /// the pipeline's, so a timeout reads as a timeout on the bus and in the outcome.
+    pub(crate) fn in_chain<'a>(
+        error: &'a (dyn std::error::Error + 'static),
+    ) -> Option<&'a GateError> {
+        let mut current = Some(error);
+        // Bounded: no real chain of sources is this deep.
+        for _ in 0..64 {
+            let error = current?;
+            if let Some(gate) = error.downcast_ref::<GateError>() {
+                return Some(gate);
+            }
+            current = error.source();
+        }
+        None
+    }
 }
 
 /// Why a resolution was refused. The gate stays open.

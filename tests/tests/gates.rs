@@ -272,3 +272,100 @@ async fn a_gate_opened_before_next_blocks_downstream_middleware_until_answered()
 fn tokio_util_token() -> adk::context::CancellationToken {
     adk::context::CancellationToken::new()
 }
+
+// docs/gates.md: "A `GateError` is an ordinary error: `?` fails the middleware (and the turn,
+// with `E_TURN_GATE_TIMEOUT`, `E_TURN_GATE_REJECTED` or `E_TURN_GATE_ABORTED`)". The turn's
+// error carries the gate's code, not the pipeline's, from turn middleware, dispatch middleware
+// and the executor alike; the error event says the same.
+
+/// Runs one turn whose `wait_at` waits 5 ms on a gate nobody answers and fails with `?`;
+/// returns the outcome's error code and the codes of the error events.
+async fn gate_timeout_codes(wait_at: &str) -> (Option<&'static str>, Vec<&'static str>) {
+    let request =
+        || GateRequest::new("approve", "nobody answers").timeout(Duration::from_millis(5));
+    let errors: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let seen = Arc::clone(&errors);
+    let mut builder = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .observe(move |event| {
+            if let Event::Error { error, .. } = event {
+                seen.lock().unwrap().push(error.code().as_str());
+            }
+        });
+    match wait_at {
+        "turn_input" => {
+            builder = builder.turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+                Box::pin(async move {
+                    let _: bool = ctx.wait_for(request()).await?;
+                    let _ = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            }))
+        }
+        "dispatch_input" => {
+            builder = builder.dispatch_input(from_fn(move |ctx: &mut DispatchContext, next| {
+                Box::pin(async move {
+                    let _: bool = ctx.wait_for(request()).await?;
+                    let _ = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            }))
+        }
+        _ => {}
+    }
+    let in_executor = wait_at == "executor";
+    let runner = builder
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                if in_executor {
+                    let _: bool = ctx.wait_for(request()).await?;
+                }
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = run(&runner).await;
+    let code = outcome.error().map(|error| error.code().as_str());
+    let events = errors.lock().unwrap().clone();
+    (code, events)
+}
+
+#[tokio::test]
+async fn question_mark_on_a_gate_timeout_fails_the_turn_with_e_turn_gate_timeout() {
+    for wait_at in ["turn_input", "dispatch_input", "executor"] {
+        let (code, events) = gate_timeout_codes(wait_at).await;
+        assert_eq!(code, Some("E_TURN_GATE_TIMEOUT"), "waiting in {wait_at}");
+        assert_eq!(events, ["E_TURN_GATE_TIMEOUT"], "waiting in {wait_at}");
+    }
+}
+
+#[tokio::test]
+async fn question_mark_on_a_rejected_gate_fails_the_turn_with_e_turn_gate_rejected() {
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .observe(|event| {
+            if let Event::TurnGateOpen { gate } = event {
+                assert!(gate.reject("no"), "the gate is open");
+            }
+        })
+        .turn_input(from_fn(|ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                let _: bool = ctx.wait_for(GateRequest::new("approve", "ask")).await?;
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = run(&runner).await;
+    assert_eq!(
+        outcome.error().map(|error| error.code().as_str()),
+        Some("E_TURN_GATE_REJECTED")
+    );
+}

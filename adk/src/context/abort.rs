@@ -58,6 +58,37 @@ impl Aborted {
     }
 }
 
+/// Whether `error` is the abort itself or a consequence of it: [`Aborted`], a gate the abort
+/// settled ([`GateError::Aborted`](crate::gate::GateError::Aborted)) or a storage call the
+/// cancellation stopped ([`StorageError::Cancelled`](crate::storage::StorageError::Cancelled)),
+/// returned as is or as the source of the error returned. Only these are absorbed into an
+/// abort; any other error a middleware returns after the abort is a failure of its own and is
+/// reported, so an abort never hides a failure.
+pub(crate) fn caused_by_abort(error: &(dyn std::error::Error + 'static)) -> bool {
+    // Bounded: a source chain is finite, and a cyclic one would be a bug in the error type; stop
+    // after a depth no real chain reaches.
+    let mut current = Some(error);
+    for _ in 0..64 {
+        let Some(error) = current else {
+            return false;
+        };
+        if error.is::<Aborted>()
+            || matches!(
+                error.downcast_ref::<crate::gate::GateError>(),
+                Some(crate::gate::GateError::Aborted { .. })
+            )
+            || matches!(
+                error.downcast_ref::<crate::storage::StorageError>(),
+                Some(crate::storage::StorageError::Cancelled { .. })
+            )
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
 /// Whether a turn or dispatch was aborted, and why.
 ///
 /// Checking is on the hot path (before every middleware): this state's own flag first (an

@@ -449,7 +449,8 @@ impl PipelineContext for DispatchContext {
     }
 
     fn report_failure(&mut self, failure: MiddlewareFailure) {
-        let error = failure.into_turn_error(ErrorCode::DispatchPipelineError);
+        let code = super::gate_code(&failure).unwrap_or(ErrorCode::DispatchPipelineError);
+        let error = failure.into_turn_error(code);
         // The first failure ends the dispatch as nack and is the turn's error; later ones (from
         // post-steps of the same walk) are reported too, each as its own error event after it.
         match &self.pipeline_failure {
@@ -459,10 +460,14 @@ impl PipelineContext for DispatchContext {
     }
 
     fn absorb_abort(&mut self, error: BoxError) -> Result<(), BoxError> {
-        // An error returned once the context was aborted (a gate settled by the abort, a
-        // cancelled storage call) is part of the abort, not a failure of its own.
+        // An error the abort caused (a gate it settled, a storage call it stopped) is part of
+        // the abort, not a failure of its own; any other error returned after the abort is
+        // reported, or an abort downstream would hide a post-step's failure.
         if self.is_aborted() {
-            return Ok(());
+            if super::caused_by_abort(error.as_ref()) {
+                return Ok(());
+            }
+            return Err(error);
         }
         let aborted = error.downcast::<Aborted>()?;
         self.abort(aborted.reason().to_owned());

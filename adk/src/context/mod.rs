@@ -24,6 +24,19 @@ pub use turn::TurnContext;
 /// `tokio-util` so you need no extra dependency).
 pub use tokio_util::sync::CancellationToken;
 
+pub(crate) use abort::caused_by_abort;
 pub(crate) use dispatch::Signal;
 pub(crate) use storage_methods::auto_spool;
 pub(crate) use turn::watch_turn;
+
+/// The code of a gate whose error failed the middleware (`?` on `wait_for`): the turn ends with
+/// the gate's code (`E_TURN_GATE_TIMEOUT`, ...) rather than the pipeline's, as `docs/gates.md`
+/// promises.
+fn gate_code(failure: &crate::pipeline::MiddlewareFailure) -> Option<crate::error::ErrorCode> {
+    match &failure.cause {
+        crate::pipeline::FailureCause::Error(error) => {
+            crate::gate::GateError::in_chain(error.as_ref()).map(crate::gate::GateError::code)
+        }
+        crate::pipeline::FailureCause::Panic(_) => None,
+    }
+}

@@ -415,18 +415,22 @@ impl PipelineContext for TurnContext {
     }
 
     fn report_failure(&mut self, failure: MiddlewareFailure) {
-        let code = match failure.pipeline {
+        let code = super::gate_code(&failure).unwrap_or(match failure.pipeline {
             "turn_output" => ErrorCode::OutputPipelineError,
             _ => ErrorCode::InputPipelineError,
-        };
+        });
         self.shared.report_error(failure.into_turn_error(code));
     }
 
     fn absorb_abort(&mut self, error: BoxError) -> Result<(), BoxError> {
-        // An error returned once the context was aborted (a gate settled by the abort, a
-        // cancelled storage call) is part of the abort, not a failure of its own.
+        // An error the abort caused (a gate it settled, a storage call it stopped) is part of
+        // the abort, not a failure of its own; any other error returned after the abort is
+        // reported, or an abort downstream would hide a post-step's failure.
         if self.is_aborted() {
-            return Ok(());
+            if super::caused_by_abort(error.as_ref()) {
+                return Ok(());
+            }
+            return Err(error);
         }
         let aborted = error.downcast::<Aborted>()?;
         self.abort(aborted.reason().to_owned());

@@ -306,9 +306,8 @@ pub(crate) fn short_circuited(
 }
 
 fn executor_error(cause: String, source: crate::pipeline::BoxError) -> TurnError {
-    TurnError::new(
-        ErrorCode::ExecutorError,
-        format!("the executor failed: {cause}"),
-    )
-    .with_source(source)
+    // An executor that waited on a gate and failed with `?` ends the turn under the gate's code.
+    let code = crate::gate::GateError::in_chain(source.as_ref())
+        .map_or(ErrorCode::ExecutorError, crate::gate::GateError::code);
+    TurnError::new(code, format!("the executor failed: {cause}")).with_source(source)
 }
