@@ -302,6 +302,65 @@ async fn a_failed_turn_commits_nothing() {
     );
 }
 
+// docs/state.md: "A turn that fails or is aborted commits nothing." A dispatch aborted on its own
+// (`DispatchAborted`) gave no answer: `turn_output` runs, but no state is committed, neither what
+// `turn_input` wrote nor what `turn_output` did.
+#[tokio::test]
+async fn a_turn_that_fails_or_is_aborted_commits_nothing_a_dispatch_abort_included() {
+    let store = InMemorySessionStore::new();
+    let turn_output_ran = Arc::new(AtomicUsize::new(0));
+    let ran = Arc::clone(&turn_output_ran);
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .turn_input(step(|ctx: &mut TurnContext| {
+            ctx.state_mut().set(VISITS, 1)?;
+            Ok::<(), BoxError>(())
+        }))
+        .turn_output(from_fn(
+            move |ctx: &mut TurnContext, next: Next<'_, TurnContext>| {
+                let ran = Arc::clone(&ran);
+                Box::pin(async move {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    ctx.state_mut().set(THEME, "dark".to_owned())?;
+                    let _ = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.abort("no answer this time");
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = run(&runner, raw("ada", "s1")).await;
+    assert!(
+        matches!(outcome.status, TurnStatus::DispatchAborted(_)),
+        "{:?}",
+        outcome.status
+    );
+    assert_eq!(
+        turn_output_ran.load(Ordering::SeqCst),
+        1,
+        "turn_output runs"
+    );
+    assert_eq!(
+        store.get_session(&key("ada", "s1")).await.expect("answers"),
+        None,
+        "a dispatch-aborted turn committed its state"
+    );
+    assert!(
+        store
+            .user_state(&"app".into(), &"ada".into())
+            .await
+            .expect("answers")
+            .is_empty(),
+        "a dispatch-aborted turn committed its user state"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Templating
 
@@ -435,6 +494,47 @@ async fn the_output_key_saves_the_final_assistant_text_of_the_turn() {
     assert_eq!(
         stored(&store, "ada", "s1").await.get("last_reply"),
         Some(&json!("Hello there!"))
+    );
+}
+
+// docs/state.md: the output key holds "the last assistant message a completed turn's dispatch
+// added": the model's reply, not an assistant message `turn_output` stores after it.
+#[tokio::test]
+async fn the_output_key_holds_the_last_assistant_message_the_dispatch_added_not_turn_outputs() {
+    const LAST_REPLY: StateKey<String> = adk::state_key!("last_reply" => String);
+    let store = InMemorySessionStore::new();
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .output_key(LAST_REPLY)
+        .turn_output(from_fn(
+            |ctx: &mut TurnContext, next: Next<'_, TurnContext>| {
+                Box::pin(async move {
+                    ctx.store_message(Message::assistant("footer", "(answered by a bot)")?)
+                        .await?;
+                    let _ = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ))
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.store_message(Message::assistant("reply", "The model's answer.")?)
+                    .await?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = run(&runner, raw("ada", "s1")).await;
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert_eq!(
+        outcome.context.state().get(LAST_REPLY).expect("a string"),
+        Some("The model's answer.".to_owned())
+    );
+    assert_eq!(
+        stored(&store, "ada", "s1").await.get("last_reply"),
+        Some(&json!("The model's answer."))
     );
 }
 

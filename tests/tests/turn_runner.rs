@@ -7,12 +7,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use adk::context::{DispatchContext, InvalidTurnContext, RawTurnContext, TurnContext};
+use adk::context::{
+    AbortReason, Aborted, DispatchContext, InvalidTurnContext, RawTurnContext, TurnContext,
+};
 use adk::dispatch::executor_fn;
 use adk::events::{ErrorCode, Event};
 use adk::pipeline::{BoxError, from_fn};
-use adk::primitives::{Message, Tool, ToolError, ToolRegistry};
-use adk::runner::TurnOutcome;
+use adk::primitives::{Message, Retrievable, Tool, ToolError, ToolRegistry, TrustTier};
+use adk::runner::{TurnOutcome, TurnStatus};
 use adk::storage::{NoopStorage, SharedStorage, StorageError, TurnId};
 use adk::{StashError, TurnRunner};
 use adk_integration_tests::{EventRecorder, Log, RecordingStorage, ScriptedExecutor, Step};
@@ -516,6 +518,189 @@ async fn the_runner_calls_no_storage_method_on_its_own() {
     assert!(outcome.is_completed());
     assert_eq!(storage.calls(), Vec::<String>::new());
     assert!(outcome.context.messages.is_empty());
+}
+
+// docs/pipelines.md: "The runner calls the storage adapter on its own for exactly two things: it
+// stores the caller's user message (`RawTurnContext::user_message`) with `store_message` before
+// `turn_input`, ... and a dispatch spools the retrievables it starts with through
+// `store_retrievable_bytes`". It never fetches.
+#[tokio::test]
+async fn the_runner_calls_the_adapter_on_its_own_only_to_store_the_user_message_and_spool_preloaded_retrievables()
+ {
+    let storage = RecordingStorage::with_messages([message("m1", "earlier")]);
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        // Added to the turn directly, not stored: the dispatch spools it on its own.
+        .turn_input(from_fn(|ctx: &mut TurnContext, next| {
+            Box::pin(async move {
+                ctx.retrievables.add(Retrievable::new(
+                    "preloaded",
+                    "from a cache",
+                    TrustTier::FirstParty,
+                )?);
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(ScriptedExecutor::acking())
+        .build();
+    let outcome = run(&runner, raw().user_message("Hello!")).await;
+
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    let calls: Vec<String> = storage
+        .calls()
+        .iter()
+        .map(|call| call.split(' ').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(calls, ["store_message", "store_retrievable_bytes"]);
+}
+
+// docs/pipelines.md, the abort example: "Cancelled by the caller before the turn began: nothing
+// runs and nothing is stored." History never holds a question the turn was never going to
+// answer.
+#[tokio::test]
+async fn cancelled_by_the_caller_before_the_turn_began_nothing_runs_and_nothing_is_stored() {
+    let storage = RecordingStorage::new();
+    let recorder = EventRecorder::new();
+    let log = Log::new();
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        .observe(recorder.listener())
+        .turn_input(log.marker("turn_input"))
+        .executor(ScriptedExecutor::acking().logging_to(log.clone()))
+        .build();
+    let token = adk::context::CancellationToken::new();
+    token.cancel();
+    let outcome = run(&runner, raw().user_message("Hello?").cancellation(token)).await;
+
+    assert!(
+        matches!(outcome.status, TurnStatus::Aborted(AbortReason::Cancelled)),
+        "{:?}",
+        outcome.status
+    );
+    assert_eq!(recorder.names(), ["turnStart", "turnEnd"]);
+    assert!(log.entries().is_empty(), "{:?}", log.entries());
+    assert_eq!(
+        storage.calls(),
+        Vec::<String>::new(),
+        "the adapter was called"
+    );
+    assert!(storage.messages().is_empty(), "the user message was stored");
+}
+
+// docs/pipelines.md, "Every failure reaches the bus", and docs/storage.md, "A `StorageError` is
+// never swallowed": an error a post-step returns after a downstream abort is a failure of its
+// own, reported, unless the abort caused it.
+#[tokio::test]
+async fn every_failure_reaches_the_bus_even_a_post_step_error_after_a_downstream_abort() {
+    let failures: [fn() -> BoxError; 2] = [
+        || "the post-step broke".into(),
+        || StorageError::backend("disk full").into(),
+    ];
+    for (case, failure) in failures.into_iter().enumerate() {
+        for in_dispatch in [false, true] {
+            let recorder = EventRecorder::new();
+            let mut builder = TurnRunner::builder()
+                .storage(NoopStorage::new())
+                .observe(recorder.listener());
+            if in_dispatch {
+                builder = builder
+                    .dispatch_input(from_fn(move |ctx: &mut DispatchContext, next| {
+                        Box::pin(async move {
+                            let _ = next.run(ctx).await;
+                            Err::<(), BoxError>(failure())
+                        })
+                    }))
+                    .dispatch_input(from_fn(|ctx: &mut DispatchContext, _next| {
+                        Box::pin(async move {
+                            ctx.abort("stop here");
+                            Ok::<(), BoxError>(())
+                        })
+                    }));
+            } else {
+                builder = builder
+                    .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+                        Box::pin(async move {
+                            let _ = next.run(ctx).await;
+                            Err::<(), BoxError>(failure())
+                        })
+                    }))
+                    .turn_input(from_fn(|ctx: &mut TurnContext, _next| {
+                        Box::pin(async move {
+                            ctx.abort("stop here");
+                            Ok::<(), BoxError>(())
+                        })
+                    }));
+            }
+            let outcome = run(&builder.executor(ScriptedExecutor::acking()).build(), raw()).await;
+
+            let expected = if in_dispatch {
+                ErrorCode::DispatchPipelineError
+            } else {
+                ErrorCode::InputPipelineError
+            };
+            let label = format!("failure {case}, in the dispatch: {in_dispatch}");
+            let codes: Vec<ErrorCode> =
+                recorder.errors().iter().map(|error| error.code()).collect();
+            assert_eq!(codes, [expected], "{label}");
+            assert_eq!(
+                outcome.error().map(|error| error.code()),
+                Some(expected),
+                "{label}: {:?}",
+                outcome.status
+            );
+        }
+    }
+}
+
+// ... and an error the abort caused (the abort error itself, a gate it settled, a storage call
+// it stopped) is still part of the abort: no error event.
+#[tokio::test]
+async fn an_error_the_abort_caused_is_absorbed_into_it() {
+    let caused: [fn() -> BoxError; 3] = [
+        || Aborted::new("again").into(),
+        || {
+            adk::gate::GateError::Aborted {
+                gate_id: "approve".to_owned(),
+            }
+            .into()
+        },
+        || {
+            let ctx = adk::storage::StorageContext::new("conversation-1");
+            StorageError::cancelled(&ctx).into()
+        },
+    ];
+    for (case, error) in caused.into_iter().enumerate() {
+        let recorder = EventRecorder::new();
+        let runner = TurnRunner::builder()
+            .storage(NoopStorage::new())
+            .observe(recorder.listener())
+            .turn_input(from_fn(move |ctx: &mut TurnContext, next| {
+                Box::pin(async move {
+                    let _ = next.run(ctx).await;
+                    Err::<(), BoxError>(error())
+                })
+            }))
+            .turn_input(from_fn(|ctx: &mut TurnContext, _next| {
+                Box::pin(async move {
+                    ctx.abort("stop here");
+                    Ok::<(), BoxError>(())
+                })
+            }))
+            .executor(ScriptedExecutor::acking())
+            .build();
+        let outcome = run(&runner, raw()).await;
+        assert!(
+            recorder.errors().is_empty(),
+            "case {case}: {:?}",
+            recorder.errors()
+        );
+        assert!(
+            matches!(&outcome.status, TurnStatus::Aborted(AbortReason::Requested(reason)) if reason == "stop here"),
+            "case {case}: {:?}",
+            outcome.status
+        );
+    }
 }
 
 #[tokio::test]

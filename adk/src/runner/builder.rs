@@ -207,8 +207,10 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     }
 
     /// Saves the final assistant text of every completed turn under `key` (Google ADK's
-    /// `output_key`): the text of the last assistant message the dispatch added, written after
-    /// `turn_output`, before the commit. Any scope works; `temp:` keeps it for the turn only.
+    /// `output_key`): the text of the last assistant message the dispatch added, picked when
+    /// the dispatch ends (an assistant message `turn_output` stores is not the model's reply)
+    /// and written after `turn_output`, before the commit. Any scope works; `temp:` keeps it for
+    /// the turn only.
     ///
     /// ```
     /// # use adk::TurnRunner;

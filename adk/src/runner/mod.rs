@@ -1,8 +1,9 @@
 //! The turn runner: walks the four pipelines around the dispatch loop, and nothing else.
 //!
 //! A turn, step by step: validate the raw input (a refusal returns `Err` and emits nothing),
-//! `TurnStart`, store the caller's user message, `turn_input`, the dispatch loop, `turn_output`
-//! (only when the dispatch was not refused and the turn not aborted), `TurnEnd` (always, once
+//! `TurnStart`, store the caller's user message (unless the turn was cancelled before it began),
+//! `turn_input`, the dispatch loop, `turn_output` (only when the dispatch was not refused and the
+//! turn not aborted), the state commit (only for a completed turn), `TurnEnd` (always, once
 //! `TurnStart` fired). Errors inside
 //! the turn are reported on the observability bus and summarised in the returned
 //! [`TurnOutcome`]; they are never thrown past `run`.
@@ -192,7 +193,9 @@ impl TurnRunner {
         }
 
         let dispatch = async {
-            if !self.load_state(ctx).await {
+            // Cancelled before the turn began: nothing runs and nothing is stored, so history
+            // never holds a question the turn was never going to answer.
+            if ctx.is_aborted() || !self.load_state(ctx).await || ctx.is_aborted() {
                 return None;
             }
             if let Err(error) = ctx.store_user_message().await {
@@ -236,13 +239,20 @@ impl TurnRunner {
             if report.status == DispatchStatus::Nack || ctx.is_aborted() {
                 return Some(report);
             }
+            // The model's reply, read before `turn_output` runs: an assistant message
+            // `turn_output` stores is not what the dispatch answered.
+            let reply = self.dispatch_reply(ctx, &before_dispatch);
 
             let output = in_span!(
                 parts.turn_output.run(ctx),
                 tracing::debug_span!("adk.pipeline", pipeline = "turn_output")
             );
-            if self.pipeline_went_through(ctx, output, "turn_output") {
-                self.save_output(ctx, &before_dispatch);
+            // A dispatch that was aborted gave no answer: `turn_output` still runs, but the
+            // turn commits nothing, as a turn that fails or is aborted commits nothing.
+            if self.pipeline_went_through(ctx, output, "turn_output")
+                && report.abort_reason.is_none()
+            {
+                self.save_output(ctx, reply);
                 self.commit_state(ctx).await;
             }
             Some(report)
@@ -320,21 +330,29 @@ impl TurnRunner {
         }
     }
 
-    /// Writes the output key: the text of the last assistant message the dispatch added.
-    fn save_output(&self, ctx: &mut TurnContext, before_dispatch: &Collection<Message>) {
-        let Some(key) = self.parts.output_key else {
-            return;
-        };
-        let text = ctx
-            .messages
+    /// The text of the last assistant message the dispatch added, when an output key is
+    /// configured: read once the dispatch ended and before `turn_output`, which may store
+    /// messages of its own.
+    fn dispatch_reply(
+        &self,
+        ctx: &TurnContext,
+        before_dispatch: &Collection<Message>,
+    ) -> Option<String> {
+        self.parts.output_key?;
+        ctx.messages
             .iter()
             .rev()
             .filter(|message| !before_dispatch.contains(message.id()))
             .find(|message| message.role() == Role::Assistant)
-            .and_then(|message| message.content().map(|content| content.render()));
-        if let Some(text) = text
-            && let Err(error) = ctx.state.set(key, text)
-        {
+            .and_then(|message| message.content().map(|content| content.render()))
+    }
+
+    /// Writes the output key: the dispatch's reply, as [`Self::dispatch_reply`] read it.
+    fn save_output(&self, ctx: &mut TurnContext, reply: Option<String>) {
+        let (Some(key), Some(text)) = (self.parts.output_key, reply) else {
+            return;
+        };
+        if let Err(error) = ctx.state.set(key, text) {
             tracing::warn!(%error, "the output key could not be written");
         }
     }
