@@ -403,7 +403,7 @@ impl PostgresSessionStore {
 
 impl PostgresStorage {
     /// A session store on this storage's database and connection pool, for the runner's
-    /// [`session_store`](crate::TurnRunnerBuilder::session_store): conversations and their
+    /// [`session_store`](crate::runner::TurnRunnerBuilder::session_store): conversations and their
     /// session state in one database, through one pool.
     ///
     /// # Errors
