@@ -5,10 +5,29 @@
 //! the derive spans each use at the user's tokens.
 
 pub use crate::error::BoxError;
-pub use crate::middleware_state::{Codec, Persistable, Registration, codec};
+pub use crate::middleware_state::{Codec, Registration};
 pub use serde_json::Value as Json;
 
 use crate::middleware_state::MiddlewareState;
+
+/// Serde data, as persistent middleware state must be.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is persistent middleware state, so it must be serde data",
+    label = "`persistent` stores `{Self}` as JSON between turns",
+    note = "derive `serde::Serialize` and `serde::Deserialize` for `{Self}`, or remove `persistent` to keep it for one turn only"
+)]
+pub trait Persistable: serde::Serialize + serde::de::DeserializeOwned {}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Persistable for T {}
+
+/// The codec of a persistent state type.
+pub const fn codec<T: Persistable>() -> Codec<T> {
+    Codec {
+        encode: |state| serde_json::to_value(state),
+        decode: serde_json::from_value,
+    }
+}
 
 /// `Default`, in the derive's words.
 #[diagnostic::on_unimplemented(

@@ -43,7 +43,7 @@ use crate::error::BoxError;
 
 pub use adk_macros::MiddlewareState;
 #[doc(hidden)]
-pub use codec::{Codec, Persistable, codec};
+pub use codec::Codec;
 pub(crate) use container::ErasedState;
 pub use container::MiddlewareStates;
 pub use error::{MiddlewareStateError, Mismatch, MismatchReason, UnknownRecord};

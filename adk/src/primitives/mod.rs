@@ -39,6 +39,8 @@ mod thought;
 mod tool;
 mod tool_arguments;
 mod tool_call;
+mod tool_invocation;
+mod tool_registry;
 
 pub use answer_link::AnswerLink;
 pub use error::{PrimitiveError, PrimitiveKind};
@@ -51,12 +53,11 @@ pub use retrievable::{Retrievable, RetrievableContent, TrustTier};
 pub use spooled_artifact::{GrepMatch, SpooledArtifact, SpooledArtifactHandle};
 pub use standing_instruction::{StandingInstruction, Tokenizable};
 pub use thought::Thought;
-pub use tool::{
-    CollisionPolicy, HandlerFailed, Tool, ToolBuilder, ToolError, ToolHandler, ToolInvocation,
-    ToolOutput, ToolRegistry, ToolRegistryError, Typed, Untyped,
-};
+pub use tool::{Tool, ToolBuilder, Typed, Untyped};
 pub use tool_arguments::{ArgumentViolation, InvalidToolArgs};
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
+pub use tool_invocation::{HandlerFailed, ToolError, ToolHandler, ToolInvocation, ToolOutput};
+pub use tool_registry::{CollisionPolicy, ToolRegistry, ToolRegistryError};
 
 /// An instant in time, serialized as an RFC 3339 string (`"2026-01-02T03:04:05Z"`).
 ///
