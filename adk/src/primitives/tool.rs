@@ -185,6 +185,8 @@ impl Tool {
     }
 
     /// Whether it is removed by [`ToolRegistry::prune_ephemeral`].
+    ///
+    /// [`ToolRegistry::prune_ephemeral`]: super::ToolRegistry::prune_ephemeral
     pub fn ephemeral(&self) -> bool {
         self.parts.ephemeral
     }
@@ -302,6 +304,8 @@ impl<Handler, Arguments> ToolBuilder<Handler, Arguments> {
     }
 
     /// Whether the tool lives only until [`ToolRegistry::prune_ephemeral`] (default `false`).
+    ///
+    /// [`ToolRegistry::prune_ephemeral`]: super::ToolRegistry::prune_ephemeral
     pub fn ephemeral(mut self, ephemeral: bool) -> Self {
         self.ephemeral = ephemeral;
         self
@@ -345,6 +349,9 @@ impl<Handler> ToolBuilder<Handler, Untyped> {
     /// The async function run for each call, given the validated arguments as JSON. It may
     /// return anything convertible into a [`ToolOutput`] (`String`, `&str`, `Vec<u8>`, a
     /// [`SpooledArtifact`], [`Media`]…).
+    ///
+    /// [`SpooledArtifact`]: super::SpooledArtifact
+    /// [`Media`]: super::Media
     pub fn handler<Function, Output, Returned>(
         self,
         handler: Function,

@@ -14,6 +14,8 @@ use crate::storage::{NoopStorage, SharedStorage, StorageContext, StorageError};
 /// The stored form of a tool's handler: an async function of the arguments and the invocation.
 ///
 /// [`ToolBuilder::handler`] builds one from an ordinary closure; you rarely name this type.
+///
+/// [`ToolBuilder::handler`]: super::ToolBuilder::handler
 pub type ToolHandler = Arc<
     dyn Fn(Value, ToolInvocation) -> BoxFuture<'static, Result<ToolOutput, ToolError>>
         + Send

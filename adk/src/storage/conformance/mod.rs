@@ -43,6 +43,9 @@
 //! assert_eq!(report.accepted_only().len(), 6);
 //! # });
 //! ```
+//!
+//! [`StorageError::Conflict`]: super::StorageError::Conflict
+//! [`StorageError::NotFound`]: super::StorageError::NotFound
 
 mod conduits;
 mod records;
