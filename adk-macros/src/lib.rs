@@ -13,6 +13,7 @@ mod middleware_state;
 mod stash_key;
 mod state_key;
 mod storage_adapter;
+mod structured_output;
 
 /// Declares a typed stash key; see `adk::stash_key!`.
 #[proc_macro]
@@ -50,4 +51,11 @@ pub fn middleware(arguments: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_derive(MiddlewareState, attributes(middleware_state))]
 pub fn derive_middleware_state(input: TokenStream) -> TokenStream {
     middleware_state::derive(input.into()).into()
+}
+
+/// Makes a struct a reply shape for OpenAI's strict structured outputs, checked against strict
+/// mode's subset at compile time; see `adk::openai::StructuredOutput`.
+#[proc_macro_derive(StructuredOutput, attributes(structured_output))]
+pub fn derive_structured_output(input: TokenStream) -> TokenStream {
+    structured_output::derive(input.into()).into()
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use adk::TurnRunner;
 use adk::context::{RawTurnContext, TurnContext};
 use adk::events::{DispatchStatus, ErrorCode, Event, TurnError};
-use adk::openai::{OpenAiConfig, OpenAiError, OpenAiExecutor, RetryPolicy, TimeoutPhase};
+use adk::openai::{
+    OpenAiConfig, OpenAiError, OpenAiExecutor, ResponsePart, RetryPolicy, TimeoutPhase, ToolCallIds,
+};
 use adk::pipeline::{BoxError, from_fn};
 use adk::primitives::{Message, Role, Tool, ToolCallResults};
 use adk::runner::TurnStatus;
@@ -21,6 +23,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+
+/// Shapes real servers send (`tests/data/openai/`), caps and the memory they bound.
+#[path = "openai/shapes.rs"]
+mod shapes;
+/// Structured output and typed request fields.
+#[path = "openai/structured.rs"]
+mod structured;
 
 // ---------------------------------------------------------------------------------------------
 // The server.
@@ -38,6 +47,9 @@ enum Reply {
     Raw(u16, Vec<(&'static str, String)>, Vec<u8>),
     /// `200` with these events, then a keep-alive comment every 50 ms, forever.
     EventsThenKeepAlive(Vec<String>),
+    /// `200` with the event-stream head, then each piece as the iterator makes it (never held
+    /// whole), until it ends or the client hangs up.
+    Generated(Box<dyn Iterator<Item = Vec<u8>> + Send>),
 }
 
 /// One request as the server saw it.
@@ -176,6 +188,15 @@ async fn serve(socket: &mut TcpStream, reply: Reply, disconnected: &Notify) {
             socket.write_all(head.as_bytes()).await.unwrap();
             // The client stops reading a long error body; the write then fails, as it should.
             let _ = socket.write_all(&body).await;
+            let _ = socket.shutdown().await;
+        }
+        Reply::Generated(pieces) => {
+            write_events(socket, &[]).await;
+            for piece in pieces {
+                if socket.write_all(&piece).await.is_err() {
+                    break;
+                }
+            }
             let _ = socket.shutdown().await;
         }
         Reply::EventsThenKeepAlive(events) => {
@@ -612,11 +633,11 @@ async fn tool_call_deltas_split_across_chunks_run_the_tool_and_the_next_request_
             {"role": "system", "content": "Answer in English."},
             {"role": "user", "content": "Weather in Oslo?"},
             {"role": "assistant", "content": null, "tool_calls": [{
-                "id": "call_1",
+                "id": "call_abc",
                 "type": "function",
                 "function": {"name": "forecast", "arguments": r#"{"city":"Oslo"}"#},
             }]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "Oslo: sunny"},
+            {"role": "tool", "tool_call_id": "call_abc", "content": "Oslo: sunny"},
         ])
     );
 }
@@ -731,7 +752,8 @@ async fn a_provider_repeating_its_tool_call_ids_across_responses_still_gets_dist
         .collect();
     assert_eq!(
         tool_results,
-        [("call_1", "Oslo: sunny"), ("call_2", "Bergen: rain")]
+        [("call_0", "Oslo: sunny"), ("call_1", "Bergen: rain")],
+        "the provider's id goes back; its repeat is renumbered to stay distinct"
     );
 }
 
@@ -1440,9 +1462,9 @@ async fn parallel_tool_calls_run_concurrently_and_their_results_keep_the_models_
     assert_eq!(
         results,
         [
-            ("call_1", "a done"),
-            ("call_2", "b done"),
-            ("call_3", "c done")
+            ("call_a", "a done"),
+            ("call_b", "b done"),
+            ("call_c", "c done")
         ]
         .map(|(id, text)| (id.to_owned(), text.to_owned()))
     );
@@ -1573,7 +1595,7 @@ async fn user_attachments_and_media_tool_results_are_sent_as_content_parts() {
     assert_eq!(
         messages[5],
         json!({"role": "user", "content": [
-            {"type": "text", "text": "Media returned by tool call call_1 (chart):"},
+            {"type": "text", "text": "Media returned by tool call c1 (chart):"},
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,Y2hhcnQ="}},
         ]})
     );

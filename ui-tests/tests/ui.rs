@@ -52,3 +52,10 @@ fn middleware_state() {
     cases.pass("middleware_state/pass/*.rs");
     cases.compile_fail("middleware_state/fail/*.rs");
 }
+
+#[test]
+fn structured_output() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("structured_output/pass/*.rs");
+    cases.compile_fail("structured_output/fail/*.rs");
+}

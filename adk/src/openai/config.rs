@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::{OpenAiError, RetryPolicy};
+use super::{ChatOptions, OpenAiError, RetryPolicy, ToolCallIds};
 
 /// The model asked when neither [`OpenAiConfig::new`]'s caller nor `ADK_MODEL` / `OPENAI_MODEL`
 /// names one. Local servers (llama.cpp, vLLM with one model) ignore the name.
@@ -19,6 +19,14 @@ pub const OPENAI_API_BASE_URL: &str = "https://api.openai.com/v1";
 /// The `User-Agent` of every request unless a header overrides it: the kit's package name and
 /// version, e.g. `checked-adk/0.1.0`.
 pub const USER_AGENT: &str = concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION"));
+
+/// The default [`OpenAiConfig::max_line_bytes`]: 4 MiB. A chunk is a few hundred bytes; servers
+/// that send a whole tool call in one chunk need room for its arguments.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 4 << 20;
+
+/// The default [`OpenAiConfig::max_answer_bytes`]: 8 MiB, about sixteen times the longest answer
+/// a model with a 128k-token output limit writes.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 8 << 20;
 
 /// How the API key travels.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,6 +94,20 @@ pub struct OpenAiConfig {
     /// How many tool calls of one answer run at the same time (at least 1). The results go
     /// back to the model in the order it made the calls, whatever order they finish in.
     pub max_concurrent_tools: usize,
+    /// The longest line of the event stream (or event, for data split over lines) that is
+    /// read, in bytes ([`DEFAULT_MAX_LINE_BYTES`]). A longer one fails the call with
+    /// [`OpenAiError::ResponseTooLarge`] as soon as that many bytes arrived.
+    pub max_line_bytes: usize,
+    /// The largest answer that is read, in bytes: text, reasoning, refusal, tool names and
+    /// arguments together for a streamed answer, the whole body for an unstreamed one
+    /// ([`DEFAULT_MAX_ANSWER_BYTES`]). A larger one fails the call with
+    /// [`OpenAiError::ResponseTooLarge`].
+    pub max_answer_bytes: usize,
+    /// Which tool-call ids go back to the server ([`ToolCallIds::Provider`] by default).
+    pub tool_call_ids: ToolCallIds,
+    /// Typed request fields (`max_completion_tokens`, `reasoning_effort`, `seed`, `stop`,
+    /// `parallel_tool_calls`, `user`, strict tools), sent when set.
+    pub options: ChatOptions,
     /// Fields merged into every request body (vendor options, a fixed `temperature`…); they
     /// cannot replace `model`, `messages`, `tools` or `stream`. For options that change per
     /// iteration (`tool_choice`, `response_format`), use
@@ -116,6 +138,10 @@ impl OpenAiConfig {
             stream: true,
             include_usage: true,
             max_concurrent_tools: 4,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            tool_call_ids: ToolCallIds::default(),
+            options: ChatOptions::default(),
             extra_body: Map::new(),
         })
     }
@@ -173,7 +199,9 @@ impl OpenAiConfig {
     /// Reads the environment, the `ADK_*` name first, then the OpenAI SDKs' name:
     /// - the base URL from `ADK_OPENAI_BASE_URL`, then `OPENAI_BASE_URL`;
     /// - the key from `ADK_OPENAI_API_KEY`, then `OPENAI_API_KEY`;
-    /// - the model from `ADK_MODEL`, then `OPENAI_MODEL` (default [`DEFAULT_MODEL`]).
+    /// - the model from `ADK_MODEL`, then `OPENAI_MODEL` (default [`DEFAULT_MODEL`]);
+    /// - `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID`, sent as the `OpenAI-Organization` and
+    ///   `OpenAI-Project` headers when set.
     ///
     /// With a key but no base URL, the hosted API ([`OPENAI_API_BASE_URL`]) is used. `Ok(None)`
     /// when neither a base URL nor a key is set, so callers can fall back to another executor.
@@ -191,7 +219,7 @@ impl OpenAiConfig {
     /// # Errors
     ///
     /// [`OpenAiError::InvalidConfig`] naming the variable when the base URL is set but not an
-    /// `http` or `https` URL.
+    /// `http` or `https` URL, or an organisation or project id cannot be a header value.
     pub fn from_env() -> Result<Option<Self>, OpenAiError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
@@ -217,6 +245,22 @@ impl OpenAiConfig {
             .map_or_else(|| DEFAULT_MODEL.to_owned(), |(_, model)| model);
         let mut config = Self::new(base_url, model)?;
         config.api_key = api_key.map(|(_, key)| key);
+        for (variable, header) in [
+            ("OPENAI_ORG_ID", "openai-organization"),
+            ("OPENAI_PROJECT_ID", "openai-project"),
+        ] {
+            if let Some((field, value)) = var(variable) {
+                let value =
+                    HeaderValue::from_str(&value).map_err(|error| OpenAiError::InvalidConfig {
+                        field,
+                        value: value.clone(),
+                        reason: format!("not a header value ({error})"),
+                    })?;
+                config
+                    .headers
+                    .insert(HeaderName::from_static(header), value);
+            }
+        }
         Ok(Some(config))
     }
 
@@ -298,6 +342,45 @@ impl OpenAiConfig {
         self
     }
 
+    /// The same configuration with other caps on one event-stream line and on a whole answer,
+    /// in bytes (each at least 1).
+    ///
+    /// ```
+    /// use adk::openai::OpenAiConfig;
+    ///
+    /// let config = OpenAiConfig::new("http://127.0.0.1:8080/v1", "local")?
+    ///     .with_response_caps(1 << 20, 2 << 20);
+    /// assert_eq!((config.max_line_bytes, config.max_answer_bytes), (1 << 20, 2 << 20));
+    /// # Ok::<(), adk::openai::OpenAiError>(())
+    /// ```
+    pub fn with_response_caps(mut self, max_line_bytes: usize, max_answer_bytes: usize) -> Self {
+        self.max_line_bytes = max_line_bytes.max(1);
+        self.max_answer_bytes = max_answer_bytes.max(1);
+        self
+    }
+
+    /// The same configuration sending tool-call ids as `policy` says.
+    ///
+    /// ```
+    /// use adk::openai::{OpenAiConfig, ToolCallIds};
+    ///
+    /// // Mistral models (on vLLM or llama.cpp) accept only 9-character alphanumeric ids.
+    /// let config = OpenAiConfig::new("http://127.0.0.1:8000/v1", "mistral-small")?
+    ///     .with_tool_call_ids(ToolCallIds::Alphanumeric9);
+    /// assert_eq!(config.tool_call_ids, ToolCallIds::Alphanumeric9);
+    /// # Ok::<(), adk::openai::OpenAiError>(())
+    /// ```
+    pub fn with_tool_call_ids(mut self, policy: ToolCallIds) -> Self {
+        self.tool_call_ids = policy;
+        self
+    }
+
+    /// The same configuration with these typed request fields.
+    pub fn with_options(mut self, options: ChatOptions) -> Self {
+        self.options = options;
+        self
+    }
+
     /// The same configuration with `field` set in every request body.
     ///
     /// ```
@@ -354,6 +437,10 @@ impl fmt::Debug for OpenAiConfig {
             .field("stream", &self.stream)
             .field("include_usage", &self.include_usage)
             .field("max_concurrent_tools", &self.max_concurrent_tools)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("max_answer_bytes", &self.max_answer_bytes)
+            .field("tool_call_ids", &self.tool_call_ids)
+            .field("options", &self.options)
             .field("extra_body", &self.extra_body)
             .finish()
     }
@@ -467,6 +554,29 @@ mod tests {
         let error =
             OpenAiConfig::from_lookup(|name| vars.get(name).map(|v| (*v).to_owned())).unwrap_err();
         assert!(error.to_string().contains("OPENAI_BASE_URL"), "{error}");
+    }
+
+    #[test]
+    fn the_organisation_and_project_are_read_into_their_headers() {
+        let config = from(&[
+            ("OPENAI_API_KEY", "sk-1"),
+            ("OPENAI_ORG_ID", "org-123"),
+            ("OPENAI_PROJECT_ID", "proj_456"),
+        ])
+        .unwrap();
+        assert_eq!(config.headers["OpenAI-Organization"], "org-123");
+        assert_eq!(config.headers["OpenAI-Project"], "proj_456");
+        assert!(
+            from(&[("OPENAI_API_KEY", "sk-1")])
+                .unwrap()
+                .headers
+                .is_empty()
+        );
+        let vars: HashMap<&str, &str> =
+            HashMap::from([("OPENAI_API_KEY", "k"), ("OPENAI_PROJECT_ID", "bad\nid")]);
+        let error =
+            OpenAiConfig::from_lookup(|name| vars.get(name).map(|v| (*v).to_owned())).unwrap_err();
+        assert!(error.to_string().contains("OPENAI_PROJECT_ID"), "{error}");
     }
 
     #[test]

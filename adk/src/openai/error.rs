@@ -69,12 +69,20 @@ pub enum OpenAiError {
         source: reqwest::Error,
     },
     /// The server answered with a non-success status.
-    #[error("the server answered {status}: {message}")]
+    #[error("the server answered {status}{}: {message}", describe_code(code.as_deref(), kind.as_deref(), param.as_deref()))]
     Status {
         /// The HTTP status code.
         status: u16,
-        /// The server's error message (`error.message` of an OpenAI-style body), or the body.
+        /// The server's error message (`error.message` of an OpenAI-style body), or the start of
+        /// the body; at most [`MAX_ERROR_MESSAGE`](super::MAX_ERROR_MESSAGE) bytes.
         message: String,
+        /// `error.type` of an OpenAI-style body (`invalid_request_error`, `insufficient_quota`…).
+        kind: Option<String>,
+        /// `error.code` (`insufficient_quota`, `context_length_exceeded`…; a number some
+        /// servers send is given as its digits).
+        code: Option<String>,
+        /// `error.param`: the request field the error is about (`messages`, `n`…).
+        param: Option<String>,
         /// The response body as text, cut at [`MAX_ERROR_BODY`](super::MAX_ERROR_BODY) bytes.
         body: String,
         /// Whether the body was longer than what `body` holds.
@@ -99,12 +107,20 @@ pub enum OpenAiError {
         #[source]
         source: reqwest::Error,
     },
-    /// The server sent an error object inside the stream instead of a chunk.
-    #[error("the server reported an error mid-stream: {message}")]
+    /// The server sent an error instead of (or after part of) the answer: `data: {"error":
+    /// {..}}`, an `event: error` event, or llama.cpp's `error: {..}` line. The call never
+    /// counts as answered.
+    #[error("the server reported an error mid-stream{}: {message}", describe_code(code.as_deref(), kind.as_deref(), param.as_deref()))]
     StreamedError {
-        /// The error's message.
+        /// The error's message, at most [`MAX_ERROR_MESSAGE`](super::MAX_ERROR_MESSAGE) bytes.
         message: String,
-        /// The event's data, as received.
+        /// `error.type`, when the server sent one.
+        kind: Option<String>,
+        /// `error.code`, when the server sent one.
+        code: Option<String>,
+        /// `error.param`, when the server sent one.
+        param: Option<String>,
+        /// The start of the event's data (an excerpt, see [`MAX_EXCERPT`](super::MAX_EXCERPT)).
         data: String,
     },
     /// The stream was not the chat-completions protocol.
@@ -112,7 +128,107 @@ pub enum OpenAiError {
     MalformedStream {
         /// What was wrong.
         reason: String,
-        /// The offending data, as received.
+        /// The start of the offending data (an excerpt, see [`MAX_EXCERPT`](super::MAX_EXCERPT)).
         data: String,
     },
+    /// A part of the response grew past its cap; the connection was dropped without reading
+    /// the rest, so memory stays bounded whatever the server sends.
+    #[error("{} is longer than {limit} bytes; the rest was not read (starts with {excerpt:?})", match part {
+        ResponsePart::Line => "one line of the event stream",
+        ResponsePart::Answer => "the answer",
+    })]
+    ResponseTooLarge {
+        /// Which cap.
+        part: ResponsePart,
+        /// The cap, in bytes
+        /// ([`OpenAiConfig::max_line_bytes`](super::OpenAiConfig::max_line_bytes) or
+        /// [`max_answer_bytes`](super::OpenAiConfig::max_answer_bytes)).
+        limit: usize,
+        /// The start of what was received (see [`MAX_EXCERPT`](super::MAX_EXCERPT)).
+        excerpt: String,
+    },
+    /// The server sent more than one choice (`n` above 1, from a hook or `extra_body`). One
+    /// answer is what a dispatch stores, so the call fails instead of mixing choices.
+    #[error(
+        "the server sent choice {index}, but one answer is expected; remove `n` from the request \
+         (or set it to 1)"
+    )]
+    MultipleChoices {
+        /// The `index` of the unexpected choice.
+        index: u64,
+    },
+    /// The final answer is not the structured output asked for with
+    /// [`with_structured_output`](super::OpenAiExecutor::with_structured_output).
+    #[error("the answer is not the structured output asked for: {source}")]
+    StructuredOutput {
+        /// How it does not fit.
+        #[source]
+        source: super::StructuredOutputError,
+    },
+    /// The model refused to answer (the `refusal` field). The dispatch fails with this error
+    /// instead of acknowledging an empty answer, so a caller or middleware can see the reason
+    /// and react (ask differently, tell the user).
+    #[error("the model refused: {refusal}")]
+    Refused {
+        /// The model's explanation, as it wrote it.
+        refusal: String,
+    },
+}
+
+/// Which part of a response outgrew its cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResponsePart {
+    /// One line of the event stream (one chunk's JSON, usually).
+    Line,
+    /// The whole answer: text, reasoning, refusal and tool calls together, or an unstreamed body.
+    Answer,
+}
+
+/// How many bytes of received data an error keeps (`data`, `excerpt`): enough to recognise what
+/// came, little enough that an error message stays short whatever the server sent.
+pub const MAX_EXCERPT: usize = 256;
+
+/// How many bytes of a server's error message an error keeps.
+pub const MAX_ERROR_MESSAGE: usize = 512;
+
+/// The start of `text`, cut at a character boundary within `limit` bytes, with `…` when cut.
+pub(crate) fn cut(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// [`cut`] at [`MAX_EXCERPT`] of bytes that may not be UTF-8.
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(MAX_EXCERPT)];
+    let mut text = String::from_utf8_lossy(head).into_owned();
+    if bytes.len() > MAX_EXCERPT {
+        text.push('…');
+    }
+    text
+}
+
+/// ` (code, type, param)` for a message, only the parts known.
+fn describe_code(code: Option<&str>, kind: Option<&str>, param: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    if let Some(code) = code {
+        parts.push(format!("code `{code}`"));
+    }
+    if let Some(kind) = kind.filter(|kind| Some(*kind) != code) {
+        parts.push(format!("type `{kind}`"));
+    }
+    if let Some(param) = param {
+        parts.push(format!("param `{param}`"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
 }

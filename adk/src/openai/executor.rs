@@ -16,21 +16,17 @@ use crate::primitives::{Message, Thought, ToolCall, ToolCallResults, ToolOutput}
 use crate::transcript::AnswerParts;
 
 use super::config::{ApiKeyHeader, USER_AGENT as ADK_USER_AGENT};
+use super::error::{MAX_ERROR_MESSAGE, cut, excerpt};
 use super::request::{ChatRequest, chat_request};
-use super::retry::{retry_after, retryable_status};
-use super::stream::{Accumulator, SseParser, StreamDelta, error_message};
-use super::{OpenAiConfig, OpenAiError, TimeoutPhase};
+use super::retry::{permanent_error, retry_after, retryable_status};
+use super::stream::{Accumulator, ErrorDetails, SseParser, StreamDelta};
+use super::structured::StructuredSpec;
+use super::{OpenAiConfig, OpenAiError, ResponsePart, TimeoutPhase};
+use super::{StructuredOutput, StructuredOutputError};
 
 /// How much of an error response's body is read: enough for any error message, little enough
 /// that a misbehaving server cannot make the client hold megabytes.
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
-
-/// How much of an unstreamed answer is read before the call fails.
-const MAX_ANSWER_BODY: usize = 32 * 1024 * 1024;
-
-/// How much of an error body goes into [`OpenAiError::Status`]'s `message` when the body is not
-/// an OpenAI-style error object.
-const MAX_ERROR_MESSAGE: usize = 2 * 1024;
 
 /// A function that shapes each iteration's request before it is sent.
 type RequestHook = Arc<dyn Fn(&DispatchContext, &mut ChatRequest) + Send + Sync>;
@@ -91,6 +87,7 @@ pub struct OpenAiExecutor {
     config: OpenAiConfig,
     client: reqwest::Client,
     hook: Option<RequestHook>,
+    structured: Option<StructuredSpec>,
 }
 
 impl fmt::Debug for OpenAiExecutor {
@@ -100,6 +97,7 @@ impl fmt::Debug for OpenAiExecutor {
             .field("config", &self.config)
             .field("client", &self.client)
             .field("hook", &self.hook.as_ref().map(|_| "<fn>"))
+            .field("structured", &self.structured)
             .finish()
     }
 }
@@ -146,6 +144,7 @@ impl OpenAiExecutor {
             config,
             client,
             hook: None,
+            structured: None,
         }
     }
 
@@ -178,6 +177,33 @@ impl OpenAiExecutor {
         self
     }
 
+    /// The same executor asking for `T` on every iteration (`response_format`, strict mode)
+    /// and checking the final answer against it: a reply that does not fit fails the dispatch
+    /// with [`OpenAiError::StructuredOutput`] instead of being stored. Read the stored reply
+    /// with [`StructuredOutput::from_reply`]. A request hook runs after the format is set and
+    /// may change it.
+    ///
+    /// ```
+    /// use adk::openai::{OpenAiConfig, OpenAiExecutor, StructuredOutput};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema, StructuredOutput)]
+    /// struct Verdict {
+    ///     approved: bool,
+    ///     reason: String,
+    /// }
+    ///
+    /// # fn build() -> Result<(), adk::openai::OpenAiError> {
+    /// let config = OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini")?;
+    /// let executor = OpenAiExecutor::new(config)?.with_structured_output::<Verdict>();
+    /// # let _ = executor;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_structured_output<T: StructuredOutput>(mut self) -> Self {
+        self.structured = Some(StructuredSpec::of::<T>());
+        self
+    }
+
     /// The configuration it was built with.
     pub fn config(&self) -> &OpenAiConfig {
         &self.config
@@ -203,8 +229,24 @@ impl OpenAiExecutor {
 
     async fn answer(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
         let mut request = chat_request(ctx, &self.config).await;
+        if let Some(structured) = &self.structured {
+            request.body.insert(
+                "response_format".to_owned(),
+                structured.response_format.clone(),
+            );
+        }
         if let Some(hook) = &self.hook {
             hook(ctx, &mut request);
+        }
+        if let Some(n) = request.body.get("n").filter(|n| n.as_u64() != Some(1)) {
+            return Err(OpenAiError::InvalidConfig {
+                field: "n",
+                value: n.to_string(),
+                reason: "a dispatch stores one answer, so several choices cannot be read; \
+                         remove `n` or set it to 1"
+                    .to_owned(),
+            }
+            .into());
         }
         let prefix = format!("{}-{}", ctx.dispatch_id(), ctx.iteration());
         let count = |field: &str| {
@@ -234,6 +276,31 @@ impl OpenAiExecutor {
                 })??,
             None => self.call_model(ctx, &request, &prefix).await?,
         };
+
+        if !answer.refusal.is_empty() {
+            ctx.log(
+                LogLevel::Warn,
+                "openai.refusal",
+                "the model refused to answer",
+                Some(Value::String(answer.refusal.clone())),
+            );
+            return Err(OpenAiError::Refused {
+                refusal: answer.refusal,
+            }
+            .into());
+        }
+
+        // The final answer (no tool calls) is the one that must be the structured output.
+        if let Some(structured) = &self.structured
+            && answer.tool_calls().next().is_none()
+        {
+            let checked = if answer.text.is_empty() {
+                Err(StructuredOutputError::NoReply)
+            } else {
+                (structured.check)(&answer.text)
+            };
+            checked.map_err(|source| OpenAiError::StructuredOutput { source })?;
+        }
 
         let thought_id = format!("{prefix}-thought");
         if !answer.reasoning.is_empty() {
@@ -298,7 +365,7 @@ impl OpenAiExecutor {
         let response = self.send(ctx, request).await?;
         let message_id = format!("{prefix}-message");
         let thought_id = format!("{prefix}-thought");
-        let mut answer = Accumulator::new(prefix);
+        let mut answer = Accumulator::new(prefix, self.config.max_answer_bytes);
 
         let is_json = response
             .headers()
@@ -308,23 +375,25 @@ impl OpenAiExecutor {
         if is_json {
             // Asked for (`stream: false`), or a server that ignored `stream: true`: one whole
             // answer, or an error reported with a 200 status.
+            let limit = self.config.max_answer_bytes;
             let (bytes, truncated) =
-                read_capped(response, MAX_ANSWER_BODY, self.config.stream_idle_timeout).await?;
-            let text = String::from_utf8_lossy(&bytes);
+                read_capped(response, limit, self.config.stream_idle_timeout).await?;
             if truncated {
-                return Err(OpenAiError::MalformedStream {
-                    reason: format!("the answer is longer than {MAX_ANSWER_BODY} bytes"),
-                    data: text.chars().take(MAX_ERROR_MESSAGE).collect(),
+                return Err(OpenAiError::ResponseTooLarge {
+                    part: ResponsePart::Answer,
+                    limit,
+                    excerpt: excerpt(&bytes),
                 }
                 .into());
             }
+            let text = String::from_utf8_lossy(&bytes);
             let deltas = answer.apply_completion(&text)?;
             report(ctx, &message_id, &thought_id, deltas)?;
             return Ok(answer);
         }
 
         let mut bytes = response.bytes_stream();
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(self.config.max_line_bytes);
         while !answer.done {
             let next = tokio::time::timeout(self.config.stream_idle_timeout, bytes.next())
                 .await
@@ -333,18 +402,18 @@ impl OpenAiExecutor {
                     after: self.config.stream_idle_timeout,
                 })?;
             let events = match next {
-                Some(Ok(chunk)) => parser.push(&chunk),
+                Some(Ok(chunk)) => parser.push(&chunk)?,
                 Some(Err(source)) => return Err(OpenAiError::Stream { source }.into()),
                 None => {
-                    if let Some(data) = parser.finish() {
-                        let deltas = answer.apply(&data)?;
+                    if let Some(event) = parser.finish()? {
+                        let deltas = answer.apply_event(&event)?;
                         report(ctx, &message_id, &thought_id, deltas)?;
                     }
                     break;
                 }
             };
-            for data in events {
-                let deltas = answer.apply(&data)?;
+            for event in events {
+                let deltas = answer.apply_event(&event)?;
                 report(ctx, &message_id, &thought_id, deltas)?;
                 if answer.done {
                     break;
@@ -403,7 +472,7 @@ impl OpenAiExecutor {
                         let status = response.status();
                         let asked_delay = retry_after(response.headers());
                         let error = status_error(response, self.config.stream_idle_timeout).await;
-                        if !retryable_status(status) {
+                        if !retryable_status(status) || permanent_error(&error) {
                             return Err(error);
                         }
                         (error, asked_delay)
@@ -576,20 +645,22 @@ async fn status_error(response: reqwest::Response, idle: Duration) -> OpenAiErro
         .await
         .unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let message = serde_json::from_str::<Value>(&text)
-        .ok()
-        .and_then(|value| error_message(&value))
-        .unwrap_or_else(|| match text.trim() {
-            "" => status.canonical_reason().unwrap_or("no message").to_owned(),
-            trimmed if trimmed.len() > MAX_ERROR_MESSAGE || truncated => {
-                let cut: String = trimmed.chars().take(MAX_ERROR_MESSAGE).collect();
-                format!("{cut}… (truncated)")
-            }
-            trimmed => trimmed.to_owned(),
-        });
+    let details = serde_json::from_str::<Value>(&text)
+        .map(|value| ErrorDetails::of(&value))
+        .unwrap_or_default();
+    let message = details.message.unwrap_or_else(|| match text.trim() {
+        "" => status.canonical_reason().unwrap_or("no message").to_owned(),
+        trimmed if trimmed.len() > MAX_ERROR_MESSAGE || truncated => {
+            format!("{} (truncated)", cut(trimmed, MAX_ERROR_MESSAGE))
+        }
+        trimmed => trimmed.to_owned(),
+    });
     OpenAiError::Status {
         status: status.as_u16(),
         message,
+        kind: details.kind,
+        code: details.code,
+        param: details.param,
         body: text,
         body_truncated: truncated,
     }
@@ -628,7 +699,7 @@ fn assemble_tool_calls(
                     "tool call {:?} arrived without a function name",
                     assembled.provider_id.as_deref().unwrap_or(&assembled.id)
                 ),
-                data: assembled.arguments.clone(),
+                data: excerpt(assembled.arguments.as_bytes()),
             }
             .into());
         }

@@ -11,7 +11,7 @@
 //! What the request holds, in order: the system prompt and each standing instruction as
 //! `system` messages; the context's messages and finished tool calls in the order they were
 //! created (calls as an assistant message's `tool_calls`, each followed by its `tool` result;
-//! ids renumbered `call_1`, `call_2`, … per request); the visible tools as `function` tools whose
+//! ids as [`ToolCallIds`] says: the provider's own by default); the visible tools as `function` tools whose
 //! `parameters` are their input schemas; `stream: true`. Attachments and media tool results are
 //! sent as content parts (see the guide below).
 //!
@@ -60,12 +60,26 @@
 mod config;
 mod error;
 mod executor;
+mod ids;
+mod options;
 mod request;
 mod retry;
 mod stream;
+mod structured;
 
-pub use config::{ApiKeyHeader, DEFAULT_MODEL, OPENAI_API_BASE_URL, OpenAiConfig, USER_AGENT};
-pub use error::{OpenAiError, TimeoutPhase};
+/// Derives [`StructuredOutput`] and [`StrictSchema`], checking the type against OpenAI's
+/// strict-mode subset while your crate compiles; see [`StructuredOutput`].
+pub use adk_macros::StructuredOutput;
+pub use config::{
+    ApiKeyHeader, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_LINE_BYTES, DEFAULT_MODEL,
+    OPENAI_API_BASE_URL, OpenAiConfig, USER_AGENT,
+};
+pub use error::{MAX_ERROR_MESSAGE, MAX_EXCERPT, OpenAiError, ResponsePart, TimeoutPhase};
 pub use executor::{MAX_ERROR_BODY, OpenAiExecutor};
+pub use ids::ToolCallIds;
+pub use options::{ChatOptions, ReasoningEffort};
 pub use request::ChatRequest;
-pub use retry::RetryPolicy;
+pub use retry::{PERMANENT_ERROR_CODES, RetryPolicy};
+pub use structured::{
+    __assert_strict, StrictSchema, StructuredOutput, StructuredOutputError, strict_schema,
+};

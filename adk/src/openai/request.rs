@@ -14,8 +14,8 @@
 //!
 //! Records written without an answer link (before links existed) are grouped by creation time,
 //! as described in [`crate::transcript`]: calls join the assistant text written just before them.
-//! Tool-call ids are renumbered per request (`call_1`, `call_2`, …): the stored ids are long and
-//! made unique per turn, while the protocol only needs them to pair calls with results.
+//! Tool-call ids follow [`ToolCallIds`](super::ToolCallIds): the provider's own when they are
+//! safe to send back (the default), renumbered, or in Mistral's nine-character shape.
 //!
 //! Media become content parts: a user message's attachments follow its text in one `content`
 //! array; a tool's media results are named in its `tool` message and sent as parts of one
@@ -34,6 +34,7 @@ use crate::primitives::{
 use crate::transcript::{Answer, AnsweredCall, Entry, Transcript};
 
 use super::OpenAiConfig;
+use super::ids::WireIds;
 
 /// One request as it will be sent: the body and the headers added to the configured ones.
 ///
@@ -74,7 +75,13 @@ pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -
         }
     }
     let contents = Contents::read(&ctx.messages, &ctx.tool_calls).await;
-    conversation(&Transcript::of_dispatch(ctx), &contents, &mut messages);
+    let mut ids = WireIds::new(config.tool_call_ids);
+    conversation(
+        &Transcript::of_dispatch(ctx),
+        &contents,
+        &mut ids,
+        &mut messages,
+    );
 
     let mut body = Map::new();
     body.insert("model".to_owned(), Value::String(config.model.clone()));
@@ -102,6 +109,7 @@ pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -
     if config.stream && config.include_usage {
         body.insert("stream_options".to_owned(), json!({"include_usage": true}));
     }
+    config.options.apply(&mut body);
     for (field, value) in &config.extra_body {
         if !body.contains_key(field) {
             body.insert(field.clone(), value.clone());
@@ -268,8 +276,12 @@ fn is_http_url(source: &str) -> bool {
 /// blank line) and its answered calls as `tool_calls`, then one `tool` message per call, then
 /// the calls' media in one `user` message. Unanswered calls are left out; an answer left with
 /// neither text nor answered calls (reasoning only) sends nothing.
-fn conversation(transcript: &Transcript<'_>, contents: &Contents, out: &mut Vec<Value>) {
-    let mut next_call_id = 1;
+fn conversation(
+    transcript: &Transcript<'_>,
+    contents: &Contents,
+    ids: &mut WireIds,
+    out: &mut Vec<Value>,
+) {
     for entry in transcript {
         match entry {
             Entry::User(message) => {
@@ -277,7 +289,7 @@ fn conversation(transcript: &Transcript<'_>, contents: &Contents, out: &mut Vec<
                     out.push(json!({"role": "user", "content": content}));
                 }
             }
-            Entry::Answer(answer) => answer_messages(answer, &mut next_call_id, contents, out),
+            Entry::Answer(answer) => answer_messages(answer, ids, contents, out),
         }
     }
 }
@@ -301,7 +313,7 @@ fn message_content(message: &Message, contents: &Contents) -> Option<Value> {
 
 fn answer_messages(
     answer: &Answer<'_>,
-    next_call_id: &mut usize,
+    ids: &mut WireIds,
     contents: &Contents,
     out: &mut Vec<Value>,
 ) {
@@ -314,8 +326,7 @@ fn answer_messages(
     let mut media_parts = Vec::new();
     for answered in answer.answered_calls() {
         let call = answered.call();
-        let id = format!("call_{next_call_id}");
-        *next_call_id += 1;
+        let id = ids.assign(call.id());
         calls.push(json!({
             "id": id,
             "type": "function",
@@ -406,6 +417,7 @@ mod tests {
         conversation(
             &Transcript::new(messages, [], tool_calls),
             &Contents::default(),
+            &mut WireIds::new(crate::openai::ToolCallIds::Renumber),
             &mut out,
         );
         Value::Array(out)

@@ -1,13 +1,16 @@
 //! [`RetryPolicy`]: which failed requests are tried again, and how long to wait first.
 //!
 //! Only a request that has not produced a response body is retried: a refused or dropped
-//! connection, `408`, `429` or a `5xx` status. Once the answer started streaming, a failure
-//! ends the call: the text already reported cannot be taken back.
+//! connection, `408`, `429` or a `5xx` status, unless its error code says waiting cannot help
+//! (see [`PERMANENT_ERROR_CODES`]). Once the answer started streaming, a failure ends the call:
+//! the text already reported cannot be taken back.
 
 use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
+
+use super::OpenAiError;
 
 /// When and how long to retry a request that failed before its answer began.
 ///
@@ -89,6 +92,22 @@ impl RetryPolicy {
         // Up to half the wait is taken off at random.
         full.mul_f64(1.0 - fastrand::f64() / 2.0)
     }
+}
+
+/// Error codes (`error.code` or `error.type`) that no wait fixes: a `429` that carries one is
+/// returned at once instead of retried. `insufficient_quota` is the hosted API's "you exceeded
+/// your current quota" (billing, not rate); `billing_hard_limit_reached` its spending cap.
+pub const PERMANENT_ERROR_CODES: [&str; 2] = ["insufficient_quota", "billing_hard_limit_reached"];
+
+/// Whether `error` carries a code from [`PERMANENT_ERROR_CODES`].
+pub(crate) fn permanent_error(error: &OpenAiError) -> bool {
+    let OpenAiError::Status { kind, code, .. } = error else {
+        return false;
+    };
+    [kind, code]
+        .into_iter()
+        .flatten()
+        .any(|value| PERMANENT_ERROR_CODES.contains(&value.as_str()))
 }
 
 /// Whether a status is worth another attempt.

@@ -9,82 +9,144 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::OpenAiError;
+use super::error::{MAX_ERROR_MESSAGE, cut, excerpt};
+use super::{OpenAiError, ResponsePart};
 
-/// Splits a byte stream into the `data` of its events.
+/// One server-sent event, as far as the chat-completions protocol cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SseEvent {
+    /// The `data` of an ordinary event: a chunk's JSON, or `[DONE]`.
+    Data(String),
+    /// An error the server sent outside a chunk: the data of an `event: error` event, or the
+    /// value of an `error:` line (llama.cpp's server writes its errors that way).
+    Error(String),
+}
+
+/// Splits a byte stream into its events, holding at most `max_line` bytes of one line or event.
 ///
 /// Linear in its input: bytes already searched for a line end are not searched again when the
 /// next chunk arrives, so one long line sent in many small chunks costs its length, not its
-/// length squared.
-#[derive(Debug, Default)]
+/// length squared. A line (or an event's data) longer than `max_line` is an error as soon as
+/// that many bytes arrived, so memory stays bounded by the cap whatever the server sends.
+#[derive(Debug)]
 pub(crate) struct SseParser {
+    max_line: usize,
     pending: Vec<u8>,
     /// How many leading bytes of `pending` are known to hold no line end.
     scanned: usize,
     data: Option<String>,
+    /// Whether the event being read was named `error`.
+    error_event: bool,
 }
 
 impl SseParser {
-    /// Feeds bytes; returns the data of every event they completed, in order.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.pending.extend_from_slice(bytes);
-        let mut events = Vec::new();
-        let mut consumed = 0;
-        let mut search_from = self.scanned;
-        while let Some(offset) = self.pending[search_from..]
-            .iter()
-            .position(|&byte| byte == b'\n')
-        {
-            let end = search_from + offset;
-            let line = &self.pending[consumed..end];
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let line = String::from_utf8_lossy(line).into_owned();
-            consumed = end + 1;
-            search_from = consumed;
-            if let Some(data) = self.line(&line) {
-                events.push(data);
-            }
+    pub(crate) fn new(max_line: usize) -> Self {
+        Self {
+            max_line,
+            pending: Vec::new(),
+            scanned: 0,
+            data: None,
+            error_event: false,
         }
-        self.pending.drain(..consumed);
-        self.scanned = self.pending.len();
-        events
     }
 
-    /// The data of an event the stream ended inside, if any.
-    pub(crate) fn finish(&mut self) -> Option<String> {
+    /// Feeds bytes; returns every event they completed, in order.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, OpenAiError> {
+        let mut events = Vec::new();
+        // Fed in pieces no larger than the cap, so `pending` never holds more than twice it.
+        for piece in bytes.chunks(self.max_line.max(1)) {
+            self.pending.extend_from_slice(piece);
+            let mut consumed = 0;
+            let mut search_from = self.scanned;
+            while let Some(offset) = self.pending[search_from..]
+                .iter()
+                .position(|&byte| byte == b'\n')
+            {
+                let end = search_from + offset;
+                let line = &self.pending[consumed..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                self.check_length(line)?;
+                let line = String::from_utf8_lossy(line).into_owned();
+                consumed = end + 1;
+                search_from = consumed;
+                if let Some(event) = self.line(&line)? {
+                    events.push(event);
+                }
+            }
+            self.pending.drain(..consumed);
+            self.scanned = self.pending.len();
+            self.check_length(&self.pending)?;
+        }
+        Ok(events)
+    }
+
+    /// The event the stream ended inside, if any.
+    pub(crate) fn finish(&mut self) -> Result<Option<SseEvent>, OpenAiError> {
         let rest = std::mem::take(&mut self.pending);
         self.scanned = 0;
         if !rest.is_empty() {
             let line = String::from_utf8_lossy(&rest).into_owned();
-            if let Some(data) = self.line(line.trim_end_matches('\r')) {
-                return Some(data);
+            if let Some(event) = self.line(line.trim_end_matches('\r'))? {
+                return Ok(Some(event));
             }
         }
-        self.data.take()
+        Ok(self.take_event())
     }
 
-    fn line(&mut self, line: &str) -> Option<String> {
+    fn check_length(&self, line: &[u8]) -> Result<(), OpenAiError> {
+        if line.len() > self.max_line {
+            return Err(OpenAiError::ResponseTooLarge {
+                part: ResponsePart::Line,
+                limit: self.max_line,
+                excerpt: excerpt(line),
+            });
+        }
+        Ok(())
+    }
+
+    fn take_event(&mut self) -> Option<SseEvent> {
+        let error_event = std::mem::take(&mut self.error_event);
+        let data = self.data.take()?;
+        Some(if error_event {
+            SseEvent::Error(data)
+        } else {
+            SseEvent::Data(data)
+        })
+    }
+
+    fn line(&mut self, line: &str) -> Result<Option<SseEvent>, OpenAiError> {
         if line.is_empty() {
-            return self.data.take();
+            return Ok(self.take_event());
         }
         if line.starts_with(':') {
-            return None;
+            return Ok(None);
         }
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
             None => (line, ""),
         };
-        // `event`, `id` and `retry` carry nothing the chat-completions protocol uses.
-        if field == "data" {
-            match &mut self.data {
+        match field {
+            "data" => match &mut self.data {
                 Some(data) => {
+                    if data.len() + 1 + value.len() > self.max_line {
+                        return Err(OpenAiError::ResponseTooLarge {
+                            part: ResponsePart::Line,
+                            limit: self.max_line,
+                            excerpt: excerpt(data.as_bytes()),
+                        });
+                    }
                     data.push('\n');
                     data.push_str(value);
                 }
                 None => self.data = Some(value.to_owned()),
-            }
+            },
+            "event" => self.error_event = value == "error",
+            // Not an SSE field: llama.cpp's server reports a failure mid-stream as `error: {..}`.
+            "error" => return Ok(Some(SseEvent::Error(value.to_owned()))),
+            // `id` and `retry` carry nothing the chat-completions protocol uses.
+            _ => {}
         }
-        None
+        Ok(None)
     }
 }
 
@@ -92,7 +154,7 @@ impl SseParser {
 struct Chunk {
     #[serde(default)]
     model: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     choices: Vec<Choice>,
     #[serde(default)]
     usage: Option<Value>,
@@ -103,6 +165,8 @@ struct Chunk {
 #[derive(Debug, Deserialize)]
 struct Choice {
     #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
     delta: Option<ChoiceDelta>,
     #[serde(default)]
     finish_reason: Option<String>,
@@ -112,18 +176,24 @@ struct Choice {
 struct ChoiceDelta {
     #[serde(default)]
     content: Option<String>,
-    /// llama.cpp, vLLM and DeepSeek name it `reasoning_content`; some servers `reasoning`.
-    #[serde(default, alias = "reasoning")]
+    /// llama.cpp, vLLM and DeepSeek name it `reasoning_content`; Ollama, OpenRouter, LM Studio
+    /// and newer vLLM `reasoning`; vLLM with a reasoning parser sends both, with the same text.
+    #[serde(default)]
     reasoning_content: Option<String>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+    /// Set instead of `content` when the model declines.
+    #[serde(default)]
+    refusal: Option<String>,
     /// `null` from some servers when there are none.
     #[serde(default, deserialize_with = "null_as_empty")]
     tool_calls: Vec<ToolCallDelta>,
 }
 
-fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+fn null_as_empty<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
-) -> Result<Vec<ToolCallDelta>, D::Error> {
-    Ok(Option::<Vec<ToolCallDelta>>::deserialize(deserializer)?.unwrap_or_default())
+) -> Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,8 +210,19 @@ struct ToolCallDelta {
 struct FunctionDelta {
     #[serde(default)]
     name: Option<String>,
+    /// A string of JSON (the protocol), or the JSON object itself (some Ollama models).
     #[serde(default)]
-    arguments: Option<String>,
+    arguments: Option<Value>,
+}
+
+/// Which field the server put its reasoning in: the one it is sent back in (see
+/// `ReasoningReplay`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReasoningField {
+    /// `reasoning_content`.
+    ReasoningContent,
+    /// `reasoning`.
+    Reasoning,
 }
 
 /// What one chunk changed, for the executor to report as it streams.
@@ -166,12 +247,17 @@ pub(crate) struct AssembledToolCall {
     pub(crate) arguments: String,
 }
 
-/// The whole answer, accumulated chunk by chunk.
+/// The whole answer, accumulated chunk by chunk, at most `max_answer` bytes of it.
 #[derive(Debug)]
 pub(crate) struct Accumulator {
     id_prefix: String,
+    max_answer: usize,
+    /// Bytes of text, reasoning, refusal and tool calls held.
+    size: usize,
     pub(crate) text: String,
     pub(crate) reasoning: String,
+    pub(crate) reasoning_field: Option<ReasoningField>,
+    pub(crate) refusal: String,
     tool_calls: BTreeMap<u32, AssembledToolCall>,
     pub(crate) finish_reason: Option<String>,
     pub(crate) model: Option<String>,
@@ -182,16 +268,35 @@ pub(crate) struct Accumulator {
 impl Accumulator {
     /// `id_prefix` makes the provider's tool-call ids unique within the turn: providers may
     /// repeat ids across responses.
-    pub(crate) fn new(id_prefix: impl Into<String>) -> Self {
+    pub(crate) fn new(id_prefix: impl Into<String>, max_answer: usize) -> Self {
         Self {
             id_prefix: id_prefix.into(),
+            max_answer,
+            size: 0,
             text: String::new(),
             reasoning: String::new(),
+            reasoning_field: None,
+            refusal: String::new(),
             tool_calls: BTreeMap::new(),
             finish_reason: None,
             model: None,
             usage: None,
             done: false,
+        }
+    }
+
+    /// Applies one event.
+    pub(crate) fn apply_event(
+        &mut self,
+        event: &SseEvent,
+    ) -> Result<Vec<StreamDelta>, OpenAiError> {
+        match event {
+            SseEvent::Data(data) => self.apply(data),
+            SseEvent::Error(data) => {
+                let value = serde_json::from_str::<Value>(data)
+                    .unwrap_or_else(|_| Value::String(data.clone()));
+                Err(streamed_error(&value, data))
+            }
         }
     }
 
@@ -201,38 +306,29 @@ impl Accumulator {
             self.done = true;
             return Ok(Vec::new());
         }
-        let malformed = |reason: String| OpenAiError::MalformedStream {
-            reason,
-            data: data.to_owned(),
-        };
-        let chunk: Chunk = serde_json::from_str(data)
-            .map_err(|error| malformed(format!("a chunk is not chat-completions JSON: {error}")))?;
-        if let Some(error) = chunk.error {
-            return Err(OpenAiError::StreamedError {
-                message: error_message(&error).unwrap_or_else(|| error.to_string()),
-                data: data.to_owned(),
-            });
+        let chunk: Chunk = serde_json::from_str(data).map_err(|error| {
+            malformed(
+                format!("a chunk is not chat-completions JSON: {error}"),
+                data,
+            )
+        })?;
+        if let Some(error) = chunk.error.as_ref().filter(|error| !error.is_null()) {
+            return Err(streamed_error(error, data));
         }
-        Ok(self.apply_chunk(chunk))
+        self.apply_chunk(chunk)
     }
 
     /// Applies a whole (unstreamed) chat completion: its `message` is read as one delta.
     pub(crate) fn apply_completion(&mut self, body: &str) -> Result<Vec<StreamDelta>, OpenAiError> {
-        let malformed = |reason: String| OpenAiError::MalformedStream {
-            reason,
-            data: body.to_owned(),
-        };
         let mut value: Value = serde_json::from_str(body)
-            .map_err(|error| malformed(format!("the answer is not JSON: {error}")))?;
+            .map_err(|error| malformed(format!("the answer is not JSON: {error}"), body))?;
         if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
-            return Err(OpenAiError::StreamedError {
-                message: error_message(error).unwrap_or_else(|| error.to_string()),
-                data: body.to_owned(),
-            });
+            return Err(streamed_error(error, body));
         }
         let Some(choices) = value.get_mut("choices").and_then(Value::as_array_mut) else {
             return Err(malformed(
                 "the answer has no `choices`; is this a chat-completions endpoint?".to_owned(),
+                body,
             ));
         };
         for choice in choices.iter_mut() {
@@ -244,14 +340,18 @@ impl Accumulator {
                 object.insert("delta".to_owned(), message);
             }
         }
-        let chunk: Chunk = serde_json::from_value(value)
-            .map_err(|error| malformed(format!("the answer is not a chat completion: {error}")))?;
-        let deltas = self.apply_chunk(chunk);
+        let chunk: Chunk = serde_json::from_value(value).map_err(|error| {
+            malformed(
+                format!("the answer is not a chat completion: {error}"),
+                body,
+            )
+        })?;
+        let deltas = self.apply_chunk(chunk)?;
         self.done = true;
         Ok(deltas)
     }
 
-    fn apply_chunk(&mut self, chunk: Chunk) -> Vec<StreamDelta> {
+    fn apply_chunk(&mut self, chunk: Chunk) -> Result<Vec<StreamDelta>, OpenAiError> {
         if chunk.model.is_some() {
             self.model = chunk.model;
         }
@@ -259,55 +359,97 @@ impl Accumulator {
             self.usage = chunk.usage;
         }
         let mut deltas = Vec::new();
-        // One answer is asked for (`n` is not sent), so every choice is the same answer.
         for choice in chunk.choices {
+            // `n` is not sent, so a second choice means someone asked for several answers.
+            if let Some(index) = choice.index.filter(|index| *index > 0) {
+                return Err(OpenAiError::MultipleChoices { index });
+            }
             if choice.finish_reason.is_some() {
                 self.finish_reason = choice.finish_reason;
             }
             let Some(delta) = choice.delta else { continue };
-            if let Some(text) = delta.reasoning_content.filter(|text| !text.is_empty()) {
+            if let Some((field, text)) = reasoning_of(&delta) {
+                self.grow(text.len(), &text)?;
+                self.reasoning_field = Some(field);
                 self.reasoning.push_str(&text);
                 deltas.push(StreamDelta::Reasoning(text));
             }
             if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+                self.grow(text.len(), &text)?;
                 self.text.push_str(&text);
                 deltas.push(StreamDelta::Text(text));
             }
+            if let Some(refusal) = delta.refusal.filter(|text| !text.is_empty()) {
+                self.grow(refusal.len(), &refusal)?;
+                self.refusal.push_str(&refusal);
+            }
             for (position, call) in delta.tool_calls.into_iter().enumerate() {
-                // Servers that send whole calls at once sometimes omit `index`.
-                let index = call
-                    .index
-                    .unwrap_or_else(|| self.next_index(position, call.id.as_deref()));
-                let (name, arguments) = match call.function {
-                    Some(function) => (function.name, function.arguments),
-                    None => (None, None),
-                };
-                let id_prefix = &self.id_prefix;
-                let entry = self.tool_calls.entry(index).or_insert_with(|| {
-                    let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
-                        Some(provider_id) => format!("{id_prefix}-{provider_id}"),
-                        None => format!("{id_prefix}-call-{index}"),
-                    };
-                    AssembledToolCall {
-                        id,
-                        provider_id: None,
-                        name: String::new(),
-                        arguments: String::new(),
-                    }
-                });
-                if entry.provider_id.is_none() {
-                    entry.provider_id = call.id.filter(|id| !id.is_empty());
-                }
-                if let Some(name) = name {
-                    // Most servers send the name whole; a few split it like the arguments.
-                    entry.name.push_str(&name);
-                }
-                if let Some(arguments) = arguments {
-                    entry.arguments.push_str(&arguments);
-                }
+                self.apply_tool_call(position, call)?;
             }
         }
-        deltas
+        Ok(deltas)
+    }
+
+    fn apply_tool_call(&mut self, position: usize, call: ToolCallDelta) -> Result<(), OpenAiError> {
+        // Servers that send whole calls at once sometimes omit `index`.
+        let index = call
+            .index
+            .unwrap_or_else(|| self.next_index(position, call.id.as_deref()));
+        let (name, arguments) = match call.function {
+            Some(function) => (function.name, function.arguments),
+            None => (None, None),
+        };
+        let arguments = match arguments {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text),
+            // Some Ollama models send the arguments as the object itself.
+            Some(other) => Some(other.to_string()),
+        };
+        let added =
+            name.as_ref().map_or(0, String::len) + arguments.as_ref().map_or(0, String::len);
+        self.grow(added, arguments.as_deref().unwrap_or_default())?;
+        let id_prefix = &self.id_prefix;
+        let entry = self.tool_calls.entry(index).or_insert_with(|| {
+            let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
+                Some(provider_id) => format!("{id_prefix}-{provider_id}"),
+                None => format!("{id_prefix}-call-{index}"),
+            };
+            AssembledToolCall {
+                id,
+                provider_id: None,
+                name: String::new(),
+                arguments: String::new(),
+            }
+        });
+        if entry.provider_id.is_none() {
+            entry.provider_id = call.id.filter(|id| !id.is_empty());
+        }
+        if let Some(name) = name {
+            // Most servers send the name whole; a few split it like the arguments.
+            entry.name.push_str(&name);
+        }
+        if let Some(arguments) = arguments {
+            entry.arguments.push_str(&arguments);
+        }
+        Ok(())
+    }
+
+    /// Counts `added` bytes against the answer's cap.
+    fn grow(&mut self, added: usize, piece: &str) -> Result<(), OpenAiError> {
+        self.size = self.size.saturating_add(added);
+        if self.size > self.max_answer {
+            let start = if self.text.is_empty() {
+                piece
+            } else {
+                &self.text
+            };
+            return Err(OpenAiError::ResponseTooLarge {
+                part: ResponsePart::Answer,
+                limit: self.max_answer,
+                excerpt: excerpt(start.as_bytes()),
+            });
+        }
+        Ok(())
     }
 
     fn next_index(&self, position: usize, id: Option<&str>) -> u32 {
@@ -333,17 +475,89 @@ impl Accumulator {
     }
 }
 
-/// The message of an OpenAI-style error object (`{"message": ..}`), or of a body holding one
-/// (`{"error": {"message": ..}}`, `{"error": ".."}`, `{"message": ..}`).
-pub(crate) fn error_message(value: &Value) -> Option<String> {
-    match value {
-        Value::String(message) => Some(message.clone()),
-        Value::Object(object) => object
-            .get("error")
-            .and_then(error_message)
-            .or_else(|| object.get("message").and_then(error_message))
-            .or_else(|| object.get("detail").and_then(error_message)),
-        _ => None,
+/// The reasoning of a delta and the field it came in. When a server sends both fields (vLLM
+/// with a reasoning parser), they hold the same text: `reasoning_content` is taken, once.
+fn reasoning_of(delta: &ChoiceDelta) -> Option<(ReasoningField, String)> {
+    if let Some(text) = delta
+        .reasoning_content
+        .as_ref()
+        .filter(|text| !text.is_empty())
+    {
+        return Some((ReasoningField::ReasoningContent, text.clone()));
+    }
+    // `reasoning` is a string everywhere but OpenRouter, which may send an object with `text`.
+    let text = match delta.reasoning.as_ref()? {
+        Value::String(text) => text.clone(),
+        Value::Object(object) => object.get("text")?.as_str()?.to_owned(),
+        _ => return None,
+    };
+    (!text.is_empty()).then_some((ReasoningField::Reasoning, text))
+}
+
+fn malformed(reason: String, data: &str) -> OpenAiError {
+    OpenAiError::MalformedStream {
+        reason,
+        data: excerpt(data.as_bytes()),
+    }
+}
+
+fn streamed_error(error: &Value, data: &str) -> OpenAiError {
+    let details = ErrorDetails::of(error);
+    OpenAiError::StreamedError {
+        message: details
+            .message
+            .unwrap_or_else(|| cut(&error.to_string(), MAX_ERROR_MESSAGE)),
+        kind: details.kind,
+        code: details.code,
+        param: details.param,
+        data: excerpt(data.as_bytes()),
+    }
+}
+
+/// The parts of an OpenAI-style error object, read from the object (`{"message": ..}`) or from
+/// a body holding one (`{"error": {..}}`, `{"error": ".."}`, `{"detail": ..}`). The message is
+/// cut at [`MAX_ERROR_MESSAGE`] bytes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ErrorDetails {
+    pub(crate) message: Option<String>,
+    pub(crate) kind: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) param: Option<String>,
+}
+
+impl ErrorDetails {
+    pub(crate) fn of(value: &Value) -> Self {
+        let text = |value: Option<&Value>| match value? {
+            Value::String(text) if !text.is_empty() => Some(cut(text, MAX_ERROR_MESSAGE)),
+            Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        };
+        match value {
+            Value::String(message) => Self {
+                message: Some(cut(message, MAX_ERROR_MESSAGE)),
+                ..Self::default()
+            },
+            Value::Object(object) => {
+                if let Some(inner) = object.get("error").filter(|inner| !inner.is_null()) {
+                    return Self::of(inner);
+                }
+                let message = match object.get("message").or_else(|| object.get("detail")) {
+                    Some(Value::String(message)) => Some(cut(message, MAX_ERROR_MESSAGE)),
+                    Some(other @ Value::Object(_)) => Self::of(other).message,
+                    Some(other) if !other.is_null() => {
+                        Some(cut(&other.to_string(), MAX_ERROR_MESSAGE))
+                    }
+                    _ => None,
+                };
+                Self {
+                    message,
+                    kind: text(object.get("type")),
+                    code: text(object.get("code")),
+                    param: text(object.get("param")),
+                }
+            }
+            _ => Self::default(),
+        }
     }
 }
 
@@ -357,28 +571,31 @@ mod tests {
         let stream = "data: {\"a\":1}\r\n\r\n: keep-alive\n\ndata: first\ndata: second\n\nevent: x\ndata: é\n\n";
         let bytes = stream.as_bytes();
         for split in 0..bytes.len() {
-            let mut parser = SseParser::default();
-            let mut events = parser.push(&bytes[..split]);
-            events.extend(parser.push(&bytes[split..]));
+            let mut parser = SseParser::new(1024);
+            let mut events = parser.push(&bytes[..split]).unwrap();
+            events.extend(parser.push(&bytes[split..]).unwrap());
             assert_eq!(
                 events,
-                ["{\"a\":1}", "first\nsecond", "é"],
+                ["{\"a\":1}", "first\nsecond", "é"].map(|data| SseEvent::Data(data.into())),
                 "split at {split}"
             );
-            assert_eq!(parser.finish(), None);
+            assert_eq!(parser.finish().unwrap(), None);
         }
     }
 
     #[test]
     fn an_event_cut_off_by_the_end_of_the_stream_is_still_delivered() {
-        let mut parser = SseParser::default();
-        assert!(parser.push(b"data: [DONE]").is_empty());
-        assert_eq!(parser.finish().as_deref(), Some("[DONE]"));
+        let mut parser = SseParser::new(1024);
+        assert!(parser.push(b"data: [DONE]").unwrap().is_empty());
+        assert_eq!(
+            parser.finish().unwrap(),
+            Some(SseEvent::Data("[DONE]".into()))
+        );
     }
 
     #[test]
     fn tool_call_deltas_accumulate_per_index_under_prefixed_ids() {
-        let mut accumulator = Accumulator::new("d-0");
+        let mut accumulator = Accumulator::new("d-0", 1 << 20);
         let first = accumulator
             .apply(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"forecast","arguments":""}}]}}]}"#)
             .unwrap();
@@ -408,18 +625,18 @@ mod tests {
         // Quadratic rescanning made this take seconds; linear parsing takes milliseconds. The
         // figure lives in the bench; here the result is checked.
         let line = format!("data: {}\n\n", "x".repeat(1 << 20));
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(2 << 20);
         let mut events = Vec::new();
         for piece in line.as_bytes().chunks(64) {
-            events.extend(parser.push(piece));
+            events.extend(parser.push(piece).unwrap());
         }
         assert_eq!(events.len(), 1);
-        assert_eq!(events[0].len(), 1 << 20);
+        assert!(matches!(&events[0], SseEvent::Data(data) if data.len() == 1 << 20));
     }
 
     #[test]
     fn a_whole_completion_is_read_as_one_delta_with_its_tool_calls() {
-        let mut accumulator = Accumulator::new("d-0");
+        let mut accumulator = Accumulator::new("d-0", 1 << 20);
         let deltas = accumulator
             .apply_completion(
                 r#"{"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"Checking.","tool_calls":[{"id":"c1","type":"function","function":{"name":"forecast","arguments":"{}"}}]}}],"usage":{"total_tokens":3}}"#,
@@ -441,7 +658,7 @@ mod tests {
 
     #[test]
     fn an_error_object_in_the_stream_is_reported_with_its_message() {
-        let mut accumulator = Accumulator::new("d-0");
+        let mut accumulator = Accumulator::new("d-0", 1 << 20);
         let error = accumulator
             .apply(r#"{"error":{"message":"context length exceeded"}}"#)
             .unwrap_err();
@@ -453,5 +670,108 @@ mod tests {
             accumulator.apply("not json"),
             Err(OpenAiError::MalformedStream { .. })
         ));
+    }
+
+    #[test]
+    fn a_line_past_the_cap_fails_once_the_cap_is_reached_with_a_short_excerpt() {
+        let mut parser = SseParser::new(1000);
+        let mut failed = None;
+        for (sent, piece) in std::iter::repeat_n([b'x'; 100], 100).enumerate() {
+            if let Err(error) = parser.push(&piece) {
+                failed = Some((sent, error));
+                break;
+            }
+        }
+        let (sent, error) = failed.unwrap();
+        assert_eq!(sent, 10, "fails on the piece that crosses the cap");
+        assert!(matches!(
+            error,
+            OpenAiError::ResponseTooLarge {
+                part: ResponsePart::Line,
+                limit: 1000,
+                ..
+            }
+        ));
+        assert!(error.to_string().len() < 1024, "{error}");
+        // A whole line longer than the cap in one piece, and many data lines of one event.
+        assert!(SseParser::new(10).push(b"data: 0123456789\n\n").is_err());
+        let many = "data: 12345\n".repeat(10);
+        assert!(SseParser::new(30).push(many.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn errors_outside_chunks_are_events_of_their_own() {
+        let mut parser = SseParser::new(1024);
+        let events = parser
+            .push(b"error: {\"code\":500,\"message\":\"boom\"}\n\nevent: error\ndata: {\"message\":\"late\"}\n\ndata: [DONE]\n\n")
+            .unwrap();
+        assert_eq!(
+            events,
+            [
+                SseEvent::Error(r#"{"code":500,"message":"boom"}"#.into()),
+                SseEvent::Error(r#"{"message":"late"}"#.into()),
+                SseEvent::Data("[DONE]".into()),
+            ]
+        );
+        let error = Accumulator::new("d", 1024)
+            .apply_event(&events[0])
+            .unwrap_err();
+        assert!(
+            matches!(&error, OpenAiError::StreamedError { message, code: Some(code), .. } if message == "boom" && code == "500"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn reasoning_in_either_field_or_both_is_taken_once() {
+        let mut accumulator = Accumulator::new("d", 1024);
+        let both = accumulator
+            .apply(
+                r#"{"choices":[{"index":0,"delta":{"reasoning":"Hm","reasoning_content":"Hm"}}]}"#,
+            )
+            .unwrap();
+        assert_eq!(both, [StreamDelta::Reasoning("Hm".into())]);
+        assert_eq!(
+            accumulator.reasoning_field,
+            Some(ReasoningField::ReasoningContent)
+        );
+        accumulator
+            .apply(r#"{"choices":[{"index":0,"delta":{"reasoning":"m."}}]}"#)
+            .unwrap();
+        assert_eq!(accumulator.reasoning, "Hmm.");
+        assert_eq!(accumulator.reasoning_field, Some(ReasoningField::Reasoning));
+    }
+
+    #[test]
+    fn the_answer_cap_counts_text_reasoning_and_arguments() {
+        let mut accumulator = Accumulator::new("d", 10);
+        accumulator
+            .apply(r#"{"choices":[{"delta":{"content":"12345"}}]}"#)
+            .unwrap();
+        let error = accumulator
+            .apply(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}"#)
+            .unwrap_err();
+        assert!(
+            matches!(&error, OpenAiError::ResponseTooLarge { part: ResponsePart::Answer, limit: 10, excerpt } if excerpt == "12345"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn error_details_are_read_from_any_common_shape() {
+        let details = ErrorDetails::of(&serde_json::json!({"error": {
+            "message": "You exceeded your current quota", "type": "insufficient_quota",
+            "param": null, "code": "insufficient_quota"}}));
+        assert_eq!(details.code.as_deref(), Some("insufficient_quota"));
+        assert_eq!(details.kind.as_deref(), Some("insufficient_quota"));
+        assert_eq!(details.param, None);
+        let long = ErrorDetails::of(&serde_json::json!({"detail": "y".repeat(10_000)}));
+        assert!(long.message.unwrap().len() <= MAX_ERROR_MESSAGE + '…'.len_utf8());
+        assert_eq!(
+            ErrorDetails::of(&serde_json::json!({"error": "plain"}))
+                .message
+                .as_deref(),
+            Some("plain")
+        );
     }
 }
