@@ -11,7 +11,8 @@ use adk::TurnRunner;
 use adk::context::{RawTurnContext, TurnContext};
 use adk::events::{DispatchStatus, ErrorCode, Event, TurnError};
 use adk::openai::{
-    OpenAiConfig, OpenAiError, OpenAiExecutor, ResponsePart, RetryPolicy, TimeoutPhase, ToolCallIds,
+    OpenAiConfig, OpenAiError, OpenAiExecutor, ReasoningReplay, ResponsePart, RetryPolicy,
+    TimeoutPhase, ToolCallIds,
 };
 use adk::pipeline::{BoxError, from_fn};
 use adk::primitives::{Message, Role, Tool, ToolCallResults};
@@ -681,11 +682,11 @@ async fn text_then_a_tool_call_in_one_answer_goes_back_as_one_assistant_message_
             {"role": "system", "content": "Answer in English."},
             {"role": "user", "content": "Weather in Oslo?"},
             {"role": "assistant", "content": "Let me check.", "tool_calls": [{
-                "id": "call_1",
+                "id": "call_abc",
                 "type": "function",
                 "function": {"name": "forecast", "arguments": r#"{"city":"Oslo"}"#},
             }]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "Oslo: sunny"},
+            {"role": "tool", "tool_call_id": "call_abc", "content": "Oslo: sunny"},
         ])
     );
     // The link that says so is on the records, for storage and the next turn to keep.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::{ChatOptions, OpenAiError, RetryPolicy, ToolCallIds};
+use super::{ChatOptions, OpenAiError, ReasoningReplay, RetryPolicy, ToolCallIds};
 
 /// The model asked when neither [`OpenAiConfig::new`]'s caller nor `ADK_MODEL` / `OPENAI_MODEL`
 /// names one. Local servers (llama.cpp, vLLM with one model) ignore the name.
@@ -105,6 +105,9 @@ pub struct OpenAiConfig {
     pub max_answer_bytes: usize,
     /// Which tool-call ids go back to the server ([`ToolCallIds::Provider`] by default).
     pub tool_call_ids: ToolCallIds,
+    /// Whether the current turn's reasoning goes back to the server, and in which field
+    /// ([`ReasoningReplay::Auto`] by default: the way the server sent it).
+    pub reasoning_replay: ReasoningReplay,
     /// Typed request fields (`max_completion_tokens`, `reasoning_effort`, `seed`, `stop`,
     /// `parallel_tool_calls`, `user`, strict tools), sent when set.
     pub options: ChatOptions,
@@ -141,6 +144,7 @@ impl OpenAiConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             tool_call_ids: ToolCallIds::default(),
+            reasoning_replay: ReasoningReplay::default(),
             options: ChatOptions::default(),
             extra_body: Map::new(),
         })
@@ -375,6 +379,12 @@ impl OpenAiConfig {
         self
     }
 
+    /// The same configuration sending reasoning back as `replay` says.
+    pub fn with_reasoning_replay(mut self, replay: ReasoningReplay) -> Self {
+        self.reasoning_replay = replay;
+        self
+    }
+
     /// The same configuration with these typed request fields.
     pub fn with_options(mut self, options: ChatOptions) -> Self {
         self.options = options;
@@ -440,6 +450,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_line_bytes", &self.max_line_bytes)
             .field("max_answer_bytes", &self.max_answer_bytes)
             .field("tool_call_ids", &self.tool_call_ids)
+            .field("reasoning_replay", &self.reasoning_replay)
             .field("options", &self.options)
             .field("extra_body", &self.extra_body)
             .finish()

@@ -1,7 +1,7 @@
 //! [`OpenAiExecutor`]: one streamed chat-completions call per dispatch iteration.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -19,9 +19,9 @@ use super::config::{ApiKeyHeader, USER_AGENT as ADK_USER_AGENT};
 use super::error::{MAX_ERROR_MESSAGE, cut, excerpt};
 use super::request::{ChatRequest, chat_request};
 use super::retry::{permanent_error, retry_after, retryable_status};
-use super::stream::{Accumulator, ErrorDetails, SseParser, StreamDelta};
+use super::stream::{Accumulator, ErrorDetails, ReasoningField, SseParser, StreamDelta};
 use super::structured::StructuredSpec;
-use super::{OpenAiConfig, OpenAiError, ResponsePart, TimeoutPhase};
+use super::{OpenAiConfig, OpenAiError, ReasoningReplay, ResponsePart, TimeoutPhase};
 use super::{StructuredOutput, StructuredOutputError};
 
 /// How much of an error response's body is read: enough for any error message, little enough
@@ -88,6 +88,9 @@ pub struct OpenAiExecutor {
     client: reqwest::Client,
     hook: Option<RequestHook>,
     structured: Option<StructuredSpec>,
+    /// The field the server last sent reasoning in, for [`ReasoningReplay::Auto`]; shared by
+    /// clones, which talk to the same server.
+    reasoning_seen: Arc<Mutex<Option<ReasoningField>>>,
 }
 
 impl fmt::Debug for OpenAiExecutor {
@@ -145,6 +148,7 @@ impl OpenAiExecutor {
             client,
             hook: None,
             structured: None,
+            reasoning_seen: Arc::default(),
         }
     }
 
@@ -228,7 +232,17 @@ impl OpenAiExecutor {
     }
 
     async fn answer(&self, ctx: &mut DispatchContext) -> Result<(), BoxError> {
-        let mut request = chat_request(ctx, &self.config).await;
+        let seen = *self
+            .reasoning_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let reasoning = match self.config.reasoning_replay {
+            ReasoningReplay::Auto => seen.map(ReasoningField::name),
+            ReasoningReplay::ReasoningContent => Some("reasoning_content"),
+            ReasoningReplay::Reasoning => Some("reasoning"),
+            ReasoningReplay::Omit => None,
+        };
+        let mut request = chat_request(ctx, &self.config, reasoning).await;
         if let Some(structured) = &self.structured {
             request.body.insert(
                 "response_format".to_owned(),
@@ -277,6 +291,12 @@ impl OpenAiExecutor {
             None => self.call_model(ctx, &request, &prefix).await?,
         };
 
+        if let Some(field) = answer.reasoning_field {
+            *self
+                .reasoning_seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(field);
+        }
         if !answer.refusal.is_empty() {
             ctx.log(
                 LogLevel::Warn,

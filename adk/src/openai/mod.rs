@@ -77,7 +77,7 @@ pub use config::{
 pub use error::{MAX_ERROR_MESSAGE, MAX_EXCERPT, OpenAiError, ResponsePart, TimeoutPhase};
 pub use executor::{MAX_ERROR_BODY, OpenAiExecutor};
 pub use ids::ToolCallIds;
-pub use options::{ChatOptions, ReasoningEffort};
+pub use options::{ChatOptions, ReasoningEffort, ReasoningReplay};
 pub use request::ChatRequest;
 pub use retry::{PERMANENT_ERROR_CODES, RetryPolicy};
 pub use structured::{

@@ -5,6 +5,39 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+/// Whether the reasoning of earlier answers goes back to the server, and in which field
+/// ([`OpenAiConfig::reasoning_replay`](super::OpenAiConfig::reasoning_replay)).
+///
+/// Only the answers of the current turn (after the last user message) carry it: that is the
+/// chain of thought a model such as gpt-oss needs between its tool calls; earlier turns'
+/// reasoning is never sent.
+///
+/// ```
+/// use adk::openai::{OpenAiConfig, ReasoningReplay};
+///
+/// let config = OpenAiConfig::new("http://127.0.0.1:8080/v1", "gpt-oss-20b")?;
+/// assert_eq!(config.reasoning_replay, ReasoningReplay::Auto);
+/// // DeepSeek's reasoner refuses `reasoning_content` in requests.
+/// let deepseek = config.with_reasoning_replay(ReasoningReplay::Omit);
+/// # let _ = deepseek;
+/// # Ok::<(), adk::openai::OpenAiError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReasoningReplay {
+    /// In the field this executor last received reasoning in (`reasoning_content` or
+    /// `reasoning`); nothing until the server has sent some. The default: a server that
+    /// streams reasoning gets it back the way it sent it; one that sends none gets none.
+    #[default]
+    Auto,
+    /// Never sent.
+    Omit,
+    /// Always in `reasoning_content`.
+    ReasoningContent,
+    /// Always in `reasoning`.
+    Reasoning,
+}
+
 /// How hard a reasoning model thinks before it answers (`reasoning_effort`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -10,7 +10,8 @@
 //!   `tool_calls`, followed by one `tool` message per call with its result, in the order the
 //!   model made the calls. Calls without a result (an interrupted turn) are left out: the
 //!   protocol requires a result for every call. An answer that had only reasoning, or only
-//!   unanswered calls, sends nothing. Reasoning is not sent.
+//!   unanswered calls, sends nothing. The answers of the current turn (after the last user
+//!   message) carry their reasoning when [`ReasoningReplay`](super::ReasoningReplay) says to.
 //!
 //! Records written without an answer link (before links existed) are grouped by creation time,
 //! as described in [`crate::transcript`]: calls join the assistant text written just before them.
@@ -61,8 +62,13 @@ pub struct ChatRequest {
     pub headers: HeaderMap,
 }
 
-/// The request for this iteration of `ctx`, media read from their readers.
-pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -> ChatRequest {
+/// The request for this iteration of `ctx`, media read from their readers; the current turn's
+/// reasoning sent in the field `reasoning` names, if any.
+pub(crate) async fn chat_request(
+    ctx: &DispatchContext,
+    config: &OpenAiConfig,
+    reasoning: Option<&str>,
+) -> ChatRequest {
     let mut messages = Vec::new();
     let system_prompt = ctx.system_prompt().render();
     if !system_prompt.is_empty() {
@@ -80,6 +86,7 @@ pub(crate) async fn chat_request(ctx: &DispatchContext, config: &OpenAiConfig) -
         &Transcript::of_dispatch(ctx),
         &contents,
         &mut ids,
+        reasoning,
         &mut messages,
     );
 
@@ -275,21 +282,28 @@ fn is_http_url(source: &str) -> bool {
 /// `user`; an answer as one `assistant` message holding its text (several texts joined by a
 /// blank line) and its answered calls as `tool_calls`, then one `tool` message per call, then
 /// the calls' media in one `user` message. Unanswered calls are left out; an answer left with
-/// neither text nor answered calls (reasoning only) sends nothing.
+/// neither text nor answered calls (reasoning only) sends nothing. With `reasoning` (the field
+/// to send it in), the answers after the last user message carry their reasoning: the current
+/// turn's chain of thought between tool calls, not the previous turns'.
 fn conversation(
     transcript: &Transcript<'_>,
     contents: &Contents,
     ids: &mut WireIds,
+    reasoning: Option<&str>,
     out: &mut Vec<Value>,
 ) {
-    for entry in transcript {
+    let last_user = transcript
+        .iter()
+        .rposition(|entry| matches!(entry, Entry::User(_)));
+    for (index, entry) in transcript.iter().enumerate() {
+        let reasoning = reasoning.filter(|_| last_user.is_none_or(|last| index > last));
         match entry {
             Entry::User(message) => {
                 if let Some(content) = message_content(message, contents) {
                     out.push(json!({"role": "user", "content": content}));
                 }
             }
-            Entry::Answer(answer) => answer_messages(answer, ids, contents, out),
+            Entry::Answer(answer) => answer_messages(answer, ids, reasoning, contents, out),
         }
     }
 }
@@ -314,6 +328,7 @@ fn message_content(message: &Message, contents: &Contents) -> Option<Value> {
 fn answer_messages(
     answer: &Answer<'_>,
     ids: &mut WireIds,
+    reasoning: Option<&str>,
     contents: &Contents,
     out: &mut Vec<Value>,
 ) {
@@ -362,10 +377,20 @@ fn answer_messages(
         Value::String(texts.join("\n\n"))
     };
     let mut assistant = json!({"role": "assistant", "content": content});
-    if !calls.is_empty()
-        && let Value::Object(fields) = &mut assistant
-    {
-        fields.insert("tool_calls".to_owned(), Value::Array(calls));
+    if let Value::Object(fields) = &mut assistant {
+        let thoughts: Vec<String> = answer
+            .reasoning()
+            .map(|thought| thought.content().render())
+            .filter(|text| !text.is_empty())
+            .collect();
+        if let Some(field) = reasoning
+            && !thoughts.is_empty()
+        {
+            fields.insert(field.to_owned(), Value::String(thoughts.join("\n\n")));
+        }
+        if !calls.is_empty() {
+            fields.insert("tool_calls".to_owned(), Value::Array(calls));
+        }
     }
     out.push(assistant);
     out.extend(results);
@@ -418,6 +443,7 @@ mod tests {
             &Transcript::new(messages, [], tool_calls),
             &Contents::default(),
             &mut WireIds::new(crate::openai::ToolCallIds::Renumber),
+            None,
             &mut out,
         );
         Value::Array(out)

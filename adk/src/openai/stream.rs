@@ -215,14 +215,23 @@ struct FunctionDelta {
     arguments: Option<Value>,
 }
 
-/// Which field the server put its reasoning in: the one it is sent back in (see
-/// `ReasoningReplay`).
+/// Which field the server put its reasoning in: the one it is sent back in under
+/// [`ReasoningReplay::Auto`](super::ReasoningReplay::Auto).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ReasoningField {
     /// `reasoning_content`.
     ReasoningContent,
     /// `reasoning`.
     Reasoning,
+}
+
+impl ReasoningField {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::ReasoningContent => "reasoning_content",
+            Self::Reasoning => "reasoning",
+        }
+    }
 }
 
 /// What one chunk changed, for the executor to report as it streams.

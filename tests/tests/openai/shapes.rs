@@ -60,7 +60,18 @@ async fn vllm_reasoning_in_both_fields_is_read_once_and_the_turn_completes() {
     assert_eq!(thoughts, ["The user wants Oslo's forecast."]);
     let received = server.received();
     assert_eq!(received.len(), 2);
-    // vLLM's own id goes back (the default id policy).
+    // vLLM's own id goes back (the default id policy), and the reasoning, once.
+    let answer = received[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "assistant")
+        .unwrap();
+    assert_eq!(
+        answer["reasoning_content"],
+        "The user wants Oslo's forecast."
+    );
+    assert_eq!(answer.get("reasoning"), None);
     assert_eq!(
         tool_result_ids(&received[1]),
         ["chatcmpl-tool-4f2c9a1b8e7d4c6a9b0e3f5a2d1c8b7e"]
@@ -465,4 +476,51 @@ async fn llamacpps_reasoning_content_and_a_whole_tool_call_in_one_chunk_complete
         tool_result_ids(&received[1]),
         ["Hs0cP4wYtKq2LmV8xRb6nE1zJa3dGu7f"]
     );
+    // The chain of thought goes back between the tool calls, in the field it came in.
+    assert_eq!(
+        assistant(&received[1])["reasoning_content"],
+        "Need the forecast tool."
+    );
+}
+
+/// The first assistant message of a request.
+fn assistant(received: &Received) -> &Value {
+    received.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "assistant")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn reasoning_goes_back_in_the_field_the_policy_names_or_not_at_all() {
+    for (replay, field) in [
+        (ReasoningReplay::Omit, None),
+        (ReasoningReplay::Reasoning, Some("reasoning")),
+    ] {
+        let server = Server::start(vec![
+            Reply::Events(fixture("llamacpp-reasoning-content.sse")),
+            Reply::Events(text_answer(&["Sunny in Oslo."])),
+        ])
+        .await;
+
+        let run = run_turn(
+            config(&server).with_reasoning_replay(replay),
+            "Weather in Oslo?",
+        )
+        .await;
+
+        assert!(run.outcome.is_completed(), "{:?}", run.outcome.status);
+        let received = server.received();
+        let sent = assistant(&received[1]);
+        for name in ["reasoning", "reasoning_content"] {
+            let expected = (Some(name) == field).then_some("Need the forecast tool.");
+            assert_eq!(
+                sent.get(name).and_then(Value::as_str),
+                expected,
+                "{replay:?}"
+            );
+        }
+    }
 }
