@@ -512,14 +512,17 @@ mod tests {
                 .with_created_at(at(5)),
         ];
         let tool_calls = [
+            // Both ran after the answer was written: their results came at 4.
             ToolCall::new("t-1", "forecast", json!({"city": "Oslo"}))
                 .unwrap()
                 .with_created_at(at(1))
-                .complete("sunny"),
+                .complete("sunny")
+                .with_completed_at(Some(at(4))),
             ToolCall::new("t-2", "forecast", json!({"city": "Mars"}))
                 .unwrap()
                 .with_created_at(at(2))
-                .fail("unknown city"),
+                .fail("unknown city")
+                .with_completed_at(Some(at(4))),
             ToolCall::new("t-3", "forecast", json!({"city": "Bergen"}))
                 .unwrap()
                 .with_created_at(at(3)),

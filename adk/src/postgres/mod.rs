@@ -33,7 +33,10 @@
 //! The tables are prefixed `adk_rs_` so they can share a database with a Google ADK
 //! deployment's tables. The schema is versioned in `adk_rs_migrations`; connecting applies the
 //! missing migrations (one process at a time, under an advisory lock) and refuses a database
-//! migrated by a newer adk ([`PostgresError::SchemaTooNew`]).
+//! migrated by a newer adk ([`PostgresError::SchemaTooNew`]). Migration 3 gives the assistant
+//! messages, thoughts and tool calls written before records carried an
+//! [`AnswerLink`](crate::primitives::AnswerLink) their link, inferred turn by turn by
+//! [`link_legacy_answers`](crate::primitives::link_legacy_answers).
 //!
 //! # Concurrency and durability
 //!
@@ -184,7 +187,7 @@ impl PostgresStorage {
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 2);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 3);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {

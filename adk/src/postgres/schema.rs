@@ -1,7 +1,12 @@
 //! The versioned schema: numbered migrations, applied in order on connect by whichever process
 //! gets there first, and a refusal to work on a database migrated by a newer adk.
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Pool, Transaction};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_postgres::types::Json;
+
+use crate::primitives::{Message, Thought, ToolCall, link_legacy_answers};
 
 use super::error::{PostgresError, failed, unavailable};
 
@@ -148,10 +153,19 @@ const MIGRATIONS: &[Migration] = &[
         description: "session state in Google ADK's v1 tables, and middleware-state records",
         sql: ADK_SESSION_STATE,
     },
+    // No SQL: the step is `link_legacy_rows`, run when this version is applied.
+    Migration {
+        version: LEGACY_LINKS,
+        description: "answer links for messages, thoughts and tool calls written before them",
+        sql: "",
+    },
 ];
 
+/// The step that links the answers of rows written before records carried answer links.
+const LEGACY_LINKS: i64 = 3;
+
 /// The newest schema version this code writes and reads.
-pub(super) const SCHEMA_VERSION: i64 = 2;
+pub(super) const SCHEMA_VERSION: i64 = 3;
 
 // Any constant will do, as long as it is the same in every process: it serializes concurrent
 // migrations of one database (advisory locks are per database, held until the commit).
@@ -206,6 +220,9 @@ pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), Pos
                 "applying migration {} ({})",
                 migration.version, migration.description
             )))?;
+        if migration.version == LEGACY_LINKS {
+            link_legacy_rows(&transaction).await?;
+        }
         transaction
             .execute(
                 "INSERT INTO adk_rs_migrations (version, description) VALUES ($1, $2)",
@@ -224,5 +241,129 @@ pub(super) async fn migrate(pool: &Pool, schema: Option<&str>) -> Result<(), Pos
         )
         .await
         .map_err(failed("removing abandoned byte writes"))?;
+    Ok(())
+}
+
+// Migration 3: rows written before records carried answer links get them, so an answer whose tool
+// calls were written before its text reads back in the order the model produced it. Turn by turn
+// (an answer never spans two), in each table's insertion order; each row given a link is
+// rewritten in place (same sequence). A turn holding a row that does not read back as its record
+// is left as it was: fetching it reports the problem, as it did before.
+async fn link_legacy_rows(transaction: &Transaction<'_>) -> Result<(), PostgresError> {
+    let operation = "linking the answers of rows written before schema version 3";
+    let turns = transaction
+        .query(
+            "SELECT app_name, user_id, session_id, thread_id, turn_id FROM adk_rs_messages
+             UNION SELECT app_name, user_id, session_id, thread_id, turn_id FROM adk_rs_thoughts
+             UNION SELECT app_name, user_id, session_id, thread_id, turn_id
+                   FROM adk_rs_tool_calls",
+            &[],
+        )
+        .await
+        .map_err(failed(operation))?;
+    for turn in turns {
+        let turn: [String; 5] = [
+            turn.get(0),
+            turn.get(1),
+            turn.get(2),
+            turn.get(3),
+            turn.get(4),
+        ];
+        let (
+            Some((message_rows, mut messages)),
+            Some((thought_rows, mut thoughts)),
+            Some((call_rows, mut calls)),
+        ) = (
+            turn_rows::<Message>(transaction, "adk_rs_messages", &turn).await?,
+            turn_rows::<Thought>(transaction, "adk_rs_thoughts", &turn).await?,
+            turn_rows::<ToolCall>(transaction, "adk_rs_tool_calls", &turn).await?,
+        )
+        else {
+            continue;
+        };
+        let prefix = format!("legacy/{}/", turn[4]);
+        let Ok(linked) = link_legacy_answers(&prefix, &mut messages, &mut thoughts, &mut calls)
+        else {
+            continue;
+        };
+        for index in linked.messages {
+            rewrite(
+                transaction,
+                "adk_rs_messages",
+                message_rows[index],
+                &messages[index],
+            )
+            .await?;
+        }
+        for index in linked.thoughts {
+            rewrite(
+                transaction,
+                "adk_rs_thoughts",
+                thought_rows[index],
+                &thoughts[index],
+            )
+            .await?;
+        }
+        for index in linked.tool_calls {
+            rewrite(
+                transaction,
+                "adk_rs_tool_calls",
+                call_rows[index],
+                &calls[index],
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+// One turn's rows of `table`: their sequences and records, in insertion order; `None` when one
+// of them does not read back as a record.
+type Rows<Record> = (Vec<i64>, Vec<Record>);
+
+async fn turn_rows<Record: DeserializeOwned>(
+    transaction: &Transaction<'_>,
+    table: &str,
+    turn: &[String; 5],
+) -> Result<Option<Rows<Record>>, PostgresError> {
+    let rows = transaction
+        .query(
+            &format!(
+                "SELECT sequence, record FROM {table}
+                 WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4
+                   AND turn_id = $5
+                 ORDER BY sequence"
+            ),
+            &[&turn[0], &turn[1], &turn[2], &turn[3], &turn[4]],
+        )
+        .await
+        .map_err(failed("reading rows written before schema version 3"))?;
+    let (mut sequences, mut records) = (Vec::new(), Vec::new());
+    for row in rows {
+        let Json(json): Json<serde_json::Value> = row.get(1);
+        match serde_json::from_value(json) {
+            Ok(record) => {
+                sequences.push(row.get::<_, i64>(0));
+                records.push(record);
+            }
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some((sequences, records)))
+}
+
+async fn rewrite<Record: Serialize + Sync + std::fmt::Debug>(
+    transaction: &Transaction<'_>,
+    table: &str,
+    sequence: i64,
+    record: &Record,
+) -> Result<(), PostgresError> {
+    transaction
+        .execute(
+            &format!("UPDATE {table} SET record = $1 WHERE sequence = $2"),
+            &[&Json(record), &sequence],
+        )
+        .await
+        .map_err(failed("rewriting a row with its answer link"))?;
     Ok(())
 }

@@ -28,6 +28,7 @@
 mod answer_link;
 mod error;
 mod identity;
+mod legacy_links;
 mod media;
 mod memory;
 mod message;
@@ -45,6 +46,8 @@ mod tool_registry;
 pub use answer_link::AnswerLink;
 pub use error::{PrimitiveError, PrimitiveKind};
 pub use identity::Identity;
+pub(crate) use legacy_links::{LegacyGrouping, LegacyKind};
+pub use legacy_links::{LegacyLinked, link_legacy_answers};
 pub use media::{Media, MediaKind, MediaMetadata, MediaStashEntry, ModalityHazard};
 pub use memory::Memory;
 pub use message::{Message, Role};

@@ -27,12 +27,14 @@
 //!   [`fetch_tools`](StorageAdapter::fetch_tools) returns an empty list. The runner's tools come
 //!   from its builder.
 //!
-//! The schema is versioned with `PRAGMA user_version` (now 2); [`SqliteStorage::open`] creates
-//! it in a new file, upgrades a version 1 file in place (one transaction: what version 1 wrote
+//! The schema is versioned with `PRAGMA user_version` (now 3); [`SqliteStorage::open`] creates
+//! it in a new file, upgrades an older file in place (one transaction: what version 1 wrote
 //! predates apps, users and threads, so it joins the default app, user and thread, each record
-//! and blob keeping the conversation that wrote it; keys, order and bytes are kept), and
-//! refuses a file written by a newer schema
-//! ([`SqliteError::SchemaTooNew`]) without changing it.
+//! and blob keeping the conversation that wrote it; keys, order and bytes are kept; version 3
+//! gives the assistant messages, thoughts and tool calls written before records carried an
+//! [`AnswerLink`](crate::primitives::AnswerLink) their link, inferred turn by turn by
+//! [`link_legacy_answers`](crate::primitives::link_legacy_answers)), and refuses a file written
+//! by a newer schema ([`SqliteError::SchemaTooNew`]) without changing it.
 //!
 //! # Threading
 //!

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+use crate::primitives::{Message, Thought, ToolCall, link_legacy_answers};
 use crate::storage::StorageError;
 
 use super::error::{SqliteError, backend};
@@ -17,7 +18,10 @@ use super::error::{SqliteError, backend};
 /// - 2: every record and every byte keyed by its owner — app, user, conversation (session)
 ///   and thread — so no partition reads or replaces another's; a streamed byte write is staged
 ///   in rows no lookup sees until it is complete.
-pub(super) const SCHEMA_VERSION: i64 = 2;
+/// - 3: the same tables; every assistant message, thought and tool call written before records
+///   carried their [`AnswerLink`](crate::primitives::AnswerLink) is given one, inferred turn by
+///   turn from the records ([`link_legacy_answers`]).
+pub(super) const SCHEMA_VERSION: i64 = 3;
 
 /// The six primitive tables. They share one shape; for standing instructions, which have no id,
 /// `id` holds the instruction's text.
@@ -190,8 +194,13 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
         transaction
             .execute_batch(&schema)
             .map_err(backend("creating the schema"))?;
-    } else if found < 2 {
-        upgrade_from_version_1(&transaction, path)?;
+    } else {
+        if found < 2 {
+            upgrade_from_version_1(&transaction, path)?;
+        }
+        if found < 3 {
+            link_legacy_rows(&transaction)?;
+        }
     }
     transaction
         .pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -253,6 +262,131 @@ fn upgrade_from_version_1(
              parent; the file was not changed"
         )));
     }
+    Ok(())
+}
+
+// Version 3: rows written before records carried answer links get them, so an answer whose
+// tool calls were written before its text reads back in the order the model produced it. Turn by
+// turn (an answer never spans two), in each table's insertion order; each row given a link is
+// rewritten in place (same sequence). A turn holding a row that does not read back as its
+// record is left as it was: fetching it reports the problem, as it did before.
+fn link_legacy_rows(transaction: &rusqlite::Transaction<'_>) -> Result<(), StorageError> {
+    let operation = "linking the answers of rows written before schema version 3";
+    let turns: Vec<[String; 5]> = {
+        let mut statement = transaction
+            .prepare(
+                "SELECT app_name, user_id, conversation_id, thread_id, turn_id FROM messages
+                 UNION SELECT app_name, user_id, conversation_id, thread_id, turn_id FROM thoughts
+                 UNION SELECT app_name, user_id, conversation_id, thread_id, turn_id
+                       FROM tool_calls",
+            )
+            .map_err(backend(operation))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok([
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ])
+            })
+            .map_err(backend(operation))?;
+        rows.collect::<Result<_, _>>().map_err(backend(operation))?
+    };
+    for turn in turns {
+        let (
+            Some((message_rows, mut messages)),
+            Some((thought_rows, mut thoughts)),
+            Some((call_rows, mut calls)),
+        ) = (
+            turn_rows::<Message>(transaction, "messages", &turn)?,
+            turn_rows::<Thought>(transaction, "thoughts", &turn)?,
+            turn_rows::<ToolCall>(transaction, "tool_calls", &turn)?,
+        )
+        else {
+            continue;
+        };
+        let prefix = format!("legacy/{}/", turn[4]);
+        let Ok(linked) = link_legacy_answers(&prefix, &mut messages, &mut thoughts, &mut calls)
+        else {
+            continue;
+        };
+        for index in linked.messages {
+            rewrite(
+                transaction,
+                "messages",
+                message_rows[index],
+                &messages[index],
+            )?;
+        }
+        for index in linked.thoughts {
+            rewrite(
+                transaction,
+                "thoughts",
+                thought_rows[index],
+                &thoughts[index],
+            )?;
+        }
+        for index in linked.tool_calls {
+            rewrite(transaction, "tool_calls", call_rows[index], &calls[index])?;
+        }
+    }
+    Ok(())
+}
+
+// One turn's rows of `table`: their sequences and records, in insertion order; `None` when one
+// of them does not read back as a record.
+type Rows<Record> = (Vec<i64>, Vec<Record>);
+
+fn turn_rows<Record: serde::de::DeserializeOwned>(
+    transaction: &rusqlite::Transaction<'_>,
+    table: &str,
+    turn: &[String; 5],
+) -> Result<Option<Rows<Record>>, StorageError> {
+    let operation = "reading rows written before schema version 3";
+    let mut statement = transaction
+        .prepare(&format!(
+            "SELECT sequence, record FROM {table}
+             WHERE app_name = ?1 AND user_id = ?2 AND conversation_id = ?3 AND thread_id = ?4
+               AND turn_id = ?5
+             ORDER BY sequence"
+        ))
+        .map_err(backend(operation))?;
+    let rows = statement
+        .query_map(rusqlite::params_from_iter(turn), |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })
+        .map_err(backend(operation))?;
+    let (mut sequences, mut records) = (Vec::new(), Vec::new());
+    for row in rows {
+        let (sequence, json) = row.map_err(backend(operation))?;
+        match serde_json::from_str(&json) {
+            Ok(record) => {
+                sequences.push(sequence);
+                records.push(record);
+            }
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some((sequences, records)))
+}
+
+fn rewrite<Record: serde::Serialize>(
+    transaction: &rusqlite::Transaction<'_>,
+    table: &str,
+    sequence: i64,
+    record: &Record,
+) -> Result<(), StorageError> {
+    let operation = "rewriting a row with its answer link";
+    let json = serde_json::to_string(record)
+        .map_err(|error| StorageError::backend(format!("{operation}: {error}")))?;
+    transaction
+        .execute(
+            &format!("UPDATE {table} SET record = ?1 WHERE sequence = ?2"),
+            rusqlite::params![json, sequence],
+        )
+        .map_err(backend(operation))?;
     Ok(())
 }
 

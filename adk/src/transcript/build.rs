@@ -1,9 +1,12 @@
 //! Building a transcript: one pass over the records merged by creation time, answers gathered
-//! by their link (or, for records without one, by the time-based grouping adk used before).
+//! by their link (or, for records without one, by the rule legacy records are linked with:
+//! [`link_legacy_answers`](crate::primitives::link_legacy_answers)).
 
 use std::collections::HashMap;
 
-use crate::primitives::{AnswerLink, Message, Role, Thought, Timestamp, ToolCall};
+use crate::primitives::{
+    AnswerLink, LegacyGrouping, LegacyKind, Message, Role, Thought, Timestamp, ToolCall,
+};
 
 use super::Entry;
 use super::answer::{Answer, Call, Part};
@@ -52,30 +55,32 @@ impl<'a> Record<'a> {
     }
 
     /// Where the part goes within a linked answer: by position, then reasoning, text, calls.
-    fn order_in_answer(self, position: u32) -> (u32, u8) {
-        let kind = match self {
-            Self::Thought(_) => 0,
-            Self::Message(_) => 1,
-            Self::Call(_) => 2,
-        };
-        (position, kind)
+    fn order_in_answer(self, position: u32) -> (u32, u32) {
+        (position, self.kind() as u32)
+    }
+
+    /// The kind of part, which also orders equal positions: reasoning, text, calls.
+    fn kind(self) -> LegacyKind {
+        match self {
+            Self::Thought(_) => LegacyKind::Reasoning,
+            Self::Message(_) => LegacyKind::Text,
+            Self::Call(_) => LegacyKind::Call,
+        }
+    }
+
+    /// When a call's result existed.
+    fn completed_at(self) -> Option<Timestamp> {
+        match self {
+            Self::Call(call) => call.completed_at(),
+            Self::Message(_) | Self::Thought(_) => None,
+        }
     }
 }
 
 /// An answer being gathered: its parts with the key they are sorted by at the end.
 struct Gathering<'a> {
     id: Option<&'a str>,
-    parts: Vec<((u32, u8), Part<'a>)>,
-}
-
-impl Gathering<'_> {
-    /// Whether the answer already has text or calls: an unlinked text or thought then starts a
-    /// new answer (reasoning comes before what it reasons about).
-    fn has_text_or_calls(&self) -> bool {
-        self.parts
-            .iter()
-            .any(|(_, part)| matches!(part, Part::Text(_) | Part::Call(_)))
-    }
+    parts: Vec<((u32, u32), Part<'a>)>,
 }
 
 enum Building<'a> {
@@ -90,20 +95,22 @@ pub(super) fn entries<'a>(
 ) -> Vec<Entry<'a>> {
     let mut building: Vec<Building<'a>> = Vec::new();
     let mut linked: HashMap<&'a str, usize> = HashMap::new();
-    // The unlinked answer later unlinked records may join; closed by a user message or a linked
-    // record, as the time-based grouping was by anything that was not part of it.
-    let mut open: Option<usize> = None;
+    // Unlinked records are grouped by the rule the storage migrations link legacy rows with;
+    // a user message or a linked record ends the unlinked answer being read.
+    let mut grouping = LegacyGrouping::default();
+    // Where each unlinked answer (by the grouping's number) is being built.
+    let mut unlinked: HashMap<usize, usize> = HashMap::new();
 
     for record in merged(messages, thoughts, tool_calls) {
         if let Record::Message(message) = record
             && message.role() == Role::User
         {
             building.push(Building::User(message));
-            open = None;
+            grouping.close();
             continue;
         }
         if let Some(link) = record.link() {
-            open = None;
+            grouping.close();
             let index = *linked.entry(link.answer_id()).or_insert_with(|| {
                 building.push(Building::Answer(Gathering {
                     id: Some(link.answer_id()),
@@ -118,13 +125,8 @@ pub(super) fn entries<'a>(
             }
             continue;
         }
-        let joins = open.filter(|index| match building.get(*index) {
-            Some(Building::Answer(answer)) => {
-                matches!(record, Record::Call(_)) || !answer.has_text_or_calls()
-            }
-            _ => false,
-        });
-        let index = joins.unwrap_or_else(|| {
+        let number = grouping.place(record.kind(), record.created_at(), record.completed_at());
+        let index = *unlinked.entry(number).or_insert_with(|| {
             building.push(Building::Answer(Gathering {
                 id: None,
                 parts: Vec::new(),
@@ -132,11 +134,12 @@ pub(super) fn entries<'a>(
             building.len() - 1
         });
         if let Some(Building::Answer(answer)) = building.get_mut(index) {
-            // Unlinked parts keep the order they were merged in: the key is their arrival.
+            // Unlinked parts: reasoning, text, then calls, each kind in arrival order.
             let arrival = u32::try_from(answer.parts.len()).unwrap_or(u32::MAX);
-            answer.parts.push(((arrival, 0), record.part()));
+            answer
+                .parts
+                .push(((record.kind() as u32, arrival), record.part()));
         }
-        open = Some(index);
     }
 
     building
@@ -297,39 +300,44 @@ mod tests {
     }
 
     #[test]
-    fn unlinked_records_keep_the_time_based_grouping() {
+    fn unlinked_records_split_into_answers_where_a_result_came_back() {
         let messages = [
             Message::user("u1", "Oslo?").unwrap().with_created_at(at(0)),
+            // Written after its calls but before their results: the same answer.
             Message::assistant("t1", "Checking.")
                 .unwrap()
-                .with_created_at(at(1)),
+                .with_created_at(at(2)),
+            // Written after c1's result: the next answer.
             Message::assistant("t2", "Done.")
                 .unwrap()
                 .with_created_at(at(5)),
             Message::user("u2", "Bergen?")
                 .unwrap()
                 .with_created_at(at(6)),
+            Message::assistant("t3", "Let me check.")
+                .unwrap()
+                .with_created_at(at(9)),
+            Message::assistant("t4", "Rain.")
+                .unwrap()
+                .with_created_at(at(21)),
         ];
         let thoughts = [Thought::new("r1", "hmm").unwrap().with_created_at(at(7))];
         let calls = [
             ToolCall::new("c1", "weather", json!({}))
                 .unwrap()
                 .with_created_at(at(1))
-                .complete("sunny"),
+                .complete("sunny")
+                .with_completed_at(Some(at(3))),
             ToolCall::new("c2", "weather", json!({}))
                 .unwrap()
                 .with_created_at(at(2)),
-            // Written before the text it belongs with: the old grouping cannot know better.
             ToolCall::new("c3", "weather", json!({}))
                 .unwrap()
                 .with_created_at(at(8))
-                .complete("rain"),
+                .complete("rain")
+                .with_completed_at(Some(at(20))),
         ];
-        let late = [Message::assistant("t3", "Let me check.")
-            .unwrap()
-            .with_created_at(at(9))];
-        let messages: Vec<&Message> = messages.iter().chain(&late).collect();
-        let transcript = Transcript::new(messages, &thoughts, &calls);
+        let transcript = Transcript::new(&messages, &thoughts, &calls);
         assert_eq!(
             shape(&transcript),
             [
@@ -337,8 +345,8 @@ mod tests {
                 "-[text:t1 call:c1 pending:c2]",
                 "-[text:t2]",
                 "user:u2",
-                "-[think:r1 call:c3]",
-                "-[text:t3]",
+                "-[think:r1 text:t3 call:c3]",
+                "-[text:t4]",
             ]
         );
     }

@@ -22,12 +22,13 @@
 //!   [`Answer::answered_calls`] yields only the former, so what an executor sends back to a
 //!   model always pairs each call with its result.
 //!
-//! **Records without a link** (written before links existed, or by code that sets none) keep the
-//! time-based grouping adk used before: merged by creation time, an unlinked assistant message
-//! opens an answer unless the open one has no text and no calls yet (an unlinked thought joins
-//! the open answer only while it has no text or calls), and unlinked tool calls join the open
-//! answer (or open one). A user message or a linked record closes the open answer. Such an answer
-//! has no [`id`](Answer::id).
+//! **Records without a link** (written before links existed, or by code that sets none) are
+//! grouped by the rule [`link_legacy_answers`](crate::primitives::link_legacy_answers)
+//! documents — the rule the SQLite and PostgreSQL batteries' migrations used to link the rows
+//! they already held: merged by creation time, a record joins the answer being read unless a
+//! result of one of its calls existed before the record was created, or it is a second text, or
+//! reasoning after reasoning or text. Within such an answer: reasoning, text, then calls. A
+//! user message or a linked record ends it. Such an answer has no [`id`](Answer::id).
 //!
 //! Executors allocate an answer id per model call with [`AnswerParts`] and give each record they
 //! store its next link; `ScriptedModel` and `adk::openai`'s executor do.

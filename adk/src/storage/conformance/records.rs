@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::Run;
 use super::report::{ConformanceFailure, Partition, Step, Subject};
 use crate::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, Timestamp, ToolCall, TrustTier,
+    AnswerLink, Memory, Message, Retrievable, StandingInstruction, Thought, Timestamp, ToolCall,
+    TrustTier,
 };
 use crate::storage::{Primitive, StorageAdapter, StorageContext, StorageError};
 
@@ -124,10 +125,11 @@ persisted!(
     store_message,
     mutate_message,
     delete_message,
-    |key, revision| Message::user(
+    |key, revision| Message::assistant(
         key,
-        format!("what is the weather like today? (revision {revision})"),
+        format!("Let me look at the forecast. (revision {revision})"),
     )
+    .and_then(|message| message.with_answer(sample_link(key, revision)))
 );
 persisted!(
     Thought,
@@ -140,6 +142,7 @@ persisted!(
         key,
         format!("the user asked about weather; check the forecast tool (revision {revision})"),
     )
+    .and_then(|thought| thought.with_answer(sample_link(key, revision)))
 );
 persisted!(
     ToolCall,
@@ -585,7 +588,8 @@ pub(super) fn tool_call_sample(
     key: &str,
     revision: u32,
 ) -> Result<ToolCall, crate::primitives::PrimitiveError> {
-    let pending = ToolCall::new(key, "forecast", serde_json::json!({ "city": "Lisbon" }))?;
+    let pending = ToolCall::new(key, "forecast", serde_json::json!({ "city": "Lisbon" }))?
+        .with_answer(sample_link(key, 0))?;
     Ok(if revision == 0 {
         pending
     } else {
@@ -593,6 +597,12 @@ pub(super) fn tool_call_sample(
             .complete("Sunny, 24 °C")
             .with_completed_at(Some(sample_updated_at(revision)))
     })
+}
+
+// The answer link of a message, thought or tool call sample: part of the stored record, so a
+// storage that drops it (or keeps the first revision's on a mutate) fails the round trip.
+pub(super) fn sample_link(key: &str, revision: u32) -> AnswerLink {
+    AnswerLink::new(format!("{key}-answer"), revision)
 }
 
 // Sample times are fixed whole seconds, so an adapter over a database that keeps timestamps to
