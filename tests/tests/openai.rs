@@ -1,7 +1,8 @@
 //! The OpenAI-compatible executor end to end over real HTTP: a chat-completions server written
 //! for the test listens on 127.0.0.1, answers each request with a scripted reply (streamed
 //! chunks, tool-call deltas split across chunks, an error status, a stalled stream) and records
-//! what it received; turns run through a real `TurnRunner`.
+//! what it received; turns run through a real `TurnRunner`. The `litellm` tests run the same
+//! executor against a real LiteLLM proxy, and the quickstart example through it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,13 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+/// A real LiteLLM proxy (installed from PyPI by `.ci/litellm`) with a scripted model behind it.
+#[path = "openai/litellm.rs"]
+mod litellm;
+/// The quickstart example, run against that proxy by `litellm`.
+#[path = "../../examples/quickstart.rs"]
+#[allow(dead_code)]
+mod quickstart;
 /// Shapes real servers send (`tests/data/openai/`), caps and the memory they bound.
 #[path = "openai/shapes.rs"]
 mod shapes;
