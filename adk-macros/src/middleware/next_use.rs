@@ -4,7 +4,9 @@
 //!
 //! - **Every path that returns `Ok` runs the chain, aborts, or hands `next` on.** A path counts
 //!   as settled once it awaits a `next.run(..)` future, passes `next` (or that future) to a
-//!   function, closure, async block, struct or macro, or calls `.abort(..)` (on the context).
+//!   function, closure, async block, struct or macro, or calls `.abort(..)` on the context
+//!   parameter itself, by its name (`ctx.abort(reason)`): `abort` called on anything else — a
+//!   `JoinHandle`, an `AbortHandle` — stops that value, not the turn, and settles nothing.
 //!   A path that returns an error — `return Err(..)`, `Err(..)?`, a tail `Err(..)`, `bail!`,
 //!   `panic!` — needs nothing: it is reported as a failure, not a short-circuit. A path that
 //!   returns `Ok` with none of these is an error at that path (the `return`, the branch, or the
@@ -15,7 +17,8 @@
 //! - Only the `next` parameter binding counts: `iter().next()` is a method named `next`, and a
 //!   `let next = ..` that shadows the parameter is another value.
 //! - A branch taken only when `ctx.is_aborted()` holds (`if ctx.is_aborted() { return Ok(()) }`)
-//!   is settled: the turn is already aborted there, which explains the short-circuit.
+//!   is settled: the turn is already aborted there, which explains the short-circuit. As with
+//!   `abort`, only the context parameter's own `is_aborted()` counts.
 //! - A `while`/`for` loop may run zero times, so running `next` inside one does not settle the
 //!   path after it; a `loop` settles at its `break`s.
 //! - A parameter named `_next` (or `_`) opts out of the path rule, for middleware that refuses
@@ -38,23 +41,45 @@ pub(crate) struct NextUse {
     pub(crate) unsettled: Vec<Option<TokenStream>>,
     /// `next.run(..)` calls whose future is thrown away, as the call's tokens.
     pub(crate) thrown_away: Vec<TokenStream>,
+    /// `.abort(..)` calls on something other than the context, reached on a path nothing had
+    /// settled yet, as the call's tokens: the likely reason such a path is unsettled.
+    pub(crate) foreign_aborts: Vec<TokenStream>,
 }
 
-/// Analyses `block`, the body of a middleware whose `next` parameter is bound to `next`.
-pub(crate) fn analyse(next: &syn::Ident, block: &syn::Block) -> NextUse {
+/// Analyses `block`, the body of a middleware whose `next` parameter is bound to `next` and
+/// whose context parameter is bound to `context` (`None` when it is not a plain name, so that
+/// nothing can call `abort` on it by name).
+pub(crate) fn analyse(
+    context: Option<&syn::Ident>,
+    next: &syn::Ident,
+    block: &syn::Block,
+) -> NextUse {
     // Which problems exist does not depend on the witnesses, only where they are shown.
-    let found = analyse_with(next, block, false);
+    let found = analyse_with(context, next, block, false);
     if found.unsettled.is_empty() && found.thrown_away.is_empty() {
         return found;
     }
-    analyse_with(next, block, true)
+    analyse_with(context, next, block, true)
 }
 
-fn analyse_with(next: &syn::Ident, block: &syn::Block, witnesses: bool) -> NextUse {
+fn analyse_with(
+    context: Option<&syn::Ident>,
+    next: &syn::Ident,
+    block: &syn::Block,
+    witnesses: bool,
+) -> NextUse {
+    let mut outermost = Vec::new();
+    let mut tokens = Vec::new();
+    if let Some(context) = context {
+        outermost.push((context.to_string(), Some(tokens.len())));
+        tokens.push(Token::Context);
+    }
+    outermost.push((next.to_string(), Some(tokens.len())));
+    tokens.push(Token::Next);
     let mut analysis = Analysis {
-        scopes: vec![vec![(next.to_string(), Some(0))]],
-        tokens: vec![Token::Next],
-        consumed: vec![false],
+        scopes: vec![outermost],
+        consumed: vec![false; tokens.len()],
+        tokens,
         loops: Vec::new(),
         result: NextUse::default(),
         witnesses,
@@ -82,9 +107,11 @@ fn analyse_with(next: &syn::Ident, block: &syn::Block, witnesses: bool) -> NextU
     analysis.result
 }
 
-/// A value the analysis follows: the `next` parameter (or a rename of it), or an unawaited
-/// `next.run(..)` future bound to a name.
+/// A value the analysis follows: the `next` parameter (or a rename of it), an unawaited
+/// `next.run(..)` future bound to a name, or the context parameter (by its own name only, for
+/// `ctx.abort(..)` and `ctx.is_aborted()`).
 enum Token {
+    Context,
     Next,
     /// The `next.run(..)` call the future came from.
     Future(TokenStream),
@@ -195,6 +222,8 @@ impl Analysis {
 
     fn value_of_token(&self, token: usize) -> Value {
         match &self.tokens[token] {
+            // The context carries no chain: handing it on settles nothing.
+            Token::Context => Value::Other,
             Token::Next => Value::Next,
             Token::Future(call) => Value::Future {
                 token: Some(token),
@@ -345,7 +374,12 @@ impl Analysis {
                     Value::Other => Value::Other,
                 };
                 if call.method == "abort" {
-                    flow = flow.map(|_| Flow::Settled);
+                    if self.is_context(&call.receiver) {
+                        flow = flow.map(|_| Flow::Settled);
+                    } else if matches!(flow, Some(Flow::Open(_))) {
+                        let witness = self.witness(call);
+                        self.result.foreign_aborts.push(witness);
+                    }
                 }
                 (value, flow)
             }
@@ -580,7 +614,7 @@ impl Analysis {
             self.scopes.pop();
             return (Value::Other, None);
         };
-        let aborted = aborted_check(&branch.cond);
+        let aborted = self.aborted_check(&branch.cond);
         let then_entry = match aborted {
             Some(true) => Flow::Settled,
             _ => cond_flow.clone(),
@@ -701,6 +735,48 @@ impl Analysis {
         Some(if settled { Flow::Settled } else { flow })
     }
 
+    /// Whether `expr` is the context parameter itself, by its own name (through parentheses,
+    /// `&`, `&mut` or `*`), not a shadowing binding or another value.
+    fn is_context(&self, expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Path(path) if path.qself.is_none() => {
+                path.path.get_ident().is_some_and(|ident| {
+                    self.lookup(&ident.to_string())
+                        .is_some_and(|token| matches!(self.tokens[token], Token::Context))
+                })
+            }
+            syn::Expr::Paren(inner) => self.is_context(&inner.expr),
+            syn::Expr::Group(inner) => self.is_context(&inner.expr),
+            syn::Expr::Reference(inner) => self.is_context(&inner.expr),
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                expr,
+                ..
+            }) => self.is_context(expr),
+            _ => false,
+        }
+    }
+
+    /// `Some(true)` for a condition that holds only when the turn is aborted
+    /// (`ctx.is_aborted()`, on the context parameter itself), `Some(false)` for its negation.
+    fn aborted_check(&self, cond: &syn::Expr) -> Option<bool> {
+        match cond {
+            syn::Expr::MethodCall(call)
+                if call.method == "is_aborted" && self.is_context(&call.receiver) =>
+            {
+                Some(true)
+            }
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Not(_),
+                expr,
+                ..
+            }) => self.aborted_check(expr).map(|holds| !holds),
+            syn::Expr::Paren(inner) => self.aborted_check(&inner.expr),
+            syn::Expr::Group(inner) => self.aborted_check(&inner.expr),
+            _ => None,
+        }
+    }
+
     fn mentions(&self, tokens: TokenStream, found: &mut Vec<usize>) {
         for tree in tokens {
             match tree {
@@ -738,22 +814,6 @@ fn merge(branches: Vec<(Option<Flow>, TokenStream)>) -> Option<Flow> {
         })),
         // Every branch settled or left; when none falls through, nothing follows.
         None => any_settled.then_some(Flow::Settled),
-    }
-}
-
-/// `Some(true)` for a condition that holds only when the turn is aborted (`ctx.is_aborted()`),
-/// `Some(false)` for its negation.
-fn aborted_check(cond: &syn::Expr) -> Option<bool> {
-    match cond {
-        syn::Expr::MethodCall(call) if call.method == "is_aborted" => Some(true),
-        syn::Expr::Unary(syn::ExprUnary {
-            op: syn::UnOp::Not(_),
-            expr,
-            ..
-        }) => aborted_check(expr).map(|holds| !holds),
-        syn::Expr::Paren(inner) => aborted_check(&inner.expr),
-        syn::Expr::Group(inner) => aborted_check(&inner.expr),
-        _ => None,
     }
 }
 

@@ -571,13 +571,14 @@ pub(crate) fn body(
     let Some((next, pattern)) = next_binding(function) else {
         return;
     };
-    if super::next_use::plainly_settled(&next, function.body.stream()) {
+    let context = context_binding(function, &next);
+    if super::next_use::plainly_settled(context.as_ref(), &next, function.body.stream()) {
         return;
     }
     let Some(block) = function.block() else {
         return;
     };
-    let found = super::next_use::analyse(&next, &block);
+    let found = super::next_use::analyse(context.as_ref(), &next, &block);
     let pipeline_text = match pipelines {
         Some([single]) => format!("the `{}` pipeline", single.name()),
         _ => "its pipeline".to_owned(),
@@ -611,6 +612,24 @@ pub(crate) fn body(
         );
         return;
     }
+    if !found.unsettled.is_empty() && !found.foreign_aborts.is_empty() {
+        // The likely cause of the unsettled path: one report per mistake, at the call.
+        let context = context.map_or_else(|| "ctx".to_owned(), |context| context.to_string());
+        for call in found.foreign_aborts {
+            problems.spanning(
+                call,
+                format!(
+                    "this `abort` is not called on the middleware's context, so it does not \
+                     abort the turn, and on this path `{next}` is not run: the middleware \
+                     short-circuits {pipeline_text} (E_PIPELINE_SHORT_CIRCUITED); to refuse on \
+                     purpose call `{context}.abort(reason)` on the context parameter itself, \
+                     otherwise run `{next}.run({context}).await` on this path too, or return an \
+                     `Err`"
+                ),
+            );
+        }
+        return;
+    }
     for witness in found.unsettled {
         let message = format!(
             "on this path `{next}` is not run, the turn is not aborted and no error is returned, \
@@ -623,6 +642,18 @@ pub(crate) fn body(
             None => problems.spanning(pattern, message),
         }
     }
+}
+
+/// The identifier bound to the context parameter (the typed parameter that is not `next`), if
+/// it is a plain name: only `abort` and `is_aborted` called on that name speak for the turn.
+fn context_binding(function: &MiddlewareFn, next: &syn::Ident) -> Option<syn::Ident> {
+    function.sig.inputs.iter().find_map(|input| match input {
+        syn::FnArg::Typed(typed) => match &*typed.pat {
+            syn::Pat::Ident(binding) if binding.ident != *next => Some(binding.ident.clone()),
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    })
 }
 
 /// The identifier bound to the `next` parameter, and its pattern for spans.
