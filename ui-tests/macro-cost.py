@@ -29,7 +29,7 @@ WORKSPACE = os.path.dirname(HERE)
 MIDDLEWARE = 200
 ADAPTERS = 20
 
-# The 27 callbacks: (name, parameters after ctx, output).
+# The 29 callbacks: (name, parameters after ctx, output).
 VALUES = ["Memory", "Message", "Thought", "ToolCall", "Tool", "Retrievable", "StandingInstruction"]
 FETCHES = [
     ("fetch_memories", "Memory"),
@@ -55,7 +55,9 @@ for stem, value, param in [
     CALLBACKS.append((f"delete_{stem}", [deleted], "()"))
 CALLBACKS.append(("store_media_bytes", [("id", "String"), ("bytes", "ConduitBytes")], "MediaReader"))
 CALLBACKS.append(("store_retrievable_bytes", [("id", "String"), ("bytes", "ConduitBytes")], "SpoolReader"))
-assert len(CALLBACKS) == 27
+CALLBACKS.append(("read_media_bytes", [("id", "String")], "Option<MediaReader>"))
+CALLBACKS.append(("read_retrievable_bytes", [("id", "String")], "Option<SpoolReader>"))
+assert len(CALLBACKS) == 29
 
 PRELUDE = """#![allow(dead_code, unused_imports, unused_variables, clippy::all)]
 use std::future::Future;

@@ -183,13 +183,13 @@ pub use adk_macros::state_key;
 /// | a path to an `async fn` | `callback(ctx, ..)` | `store_message: store_message_in_log` |
 /// | a closure, plain or `async` | `callback(ctx, ..)` | `delete_message: \|_ctx, _id\| async { Ok(()) }` |
 ///
-/// Fetches take `(ctx)`, store / mutate / delete take `(ctx, value_or_id)` and the two byte
-/// conduits take `(ctx, id, bytes)`; see [`StorageAdapter`](storage::StorageAdapter) for every
+/// Fetches take `(ctx)`, store / mutate / delete take `(ctx, value_or_id)`, the two byte
+/// conduits take `(ctx, id, bytes)` and their reads `(ctx, id)`; see [`StorageAdapter`](storage::StorageAdapter) for every
 /// signature. Closures need no type annotations: the macro gives their parameters the callback's
 /// types, and makes them `move` so their future may borrow `self` (the adapter). Every generated
 /// future must be `Send`.
 ///
-/// All 27 callbacks must be listed, or the list must end with `..noop`, which delegates every
+/// All 29 callbacks must be listed, or the list must end with `..noop`, which delegates every
 /// callback not named to [`NoopStorage::shared()`](storage::NoopStorage::shared): no-ops are
 /// explicit, as in the TypeScript original, but one token long.
 ///
@@ -212,7 +212,7 @@ pub use adk_macros::state_key;
 ///     pub struct Incomplete;
 ///     impl {
 ///         fetch_messages: |_ctx| async { Ok(Vec::new()) },
-///     } // error: missing 26 storage callbacks: `fetch_memories`, ..; add them, or end the list with `..noop`
+///     } // error: missing 28 storage callbacks: `fetch_memories`, ..; add them, or end the list with `..noop`
 /// }
 /// ```
 ///

@@ -564,4 +564,20 @@ impl StorageAdapter for RecordingStorage {
         self.record(format!("store_retrievable_bytes {id}"));
         self.bytes.store_retrievable_bytes(ctx, id, bytes).await
     }
+    async fn read_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        self.record(format!("read_media_bytes {id}"));
+        self.bytes.read_media_bytes(ctx, id).await
+    }
+    async fn read_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        self.record(format!("read_retrievable_bytes {id}"));
+        self.bytes.read_retrievable_bytes(ctx, id).await
+    }
 }

@@ -175,7 +175,10 @@ adk::storage_adapter! {
         },
         store_retrievable_bytes: async |ctx, id, bytes| {
             self.spooled.fetch_add(1, Ordering::SeqCst);
-            adk::storage::NoopStorage::new().store_retrievable_bytes(ctx, id, bytes).await
+            adk::storage::NoopStorage::shared().store_retrievable_bytes(ctx, id, bytes).await
+        },
+        read_retrievable_bytes: async |ctx, id| {
+            adk::storage::NoopStorage::shared().read_retrievable_bytes(ctx, id).await
         },
         ..noop
     }
@@ -281,6 +284,7 @@ adk::storage_adapter! {
         store_retrievable_bytes: async |ctx, id, bytes| {
             self.bytes.store_retrievable_bytes(ctx, id, bytes).await
         },
+        read_retrievable_bytes: async |ctx, id| self.bytes.read_retrievable_bytes(ctx, id).await,
         ..noop
     }
 }
@@ -299,7 +303,16 @@ async fn fetched_retrievables_with_static_text_come_back_spooled() {
     assert!(is_spooled(&fetched[0]));
     assert_eq!(fetched[0].content_string().await.unwrap(), "fetched text");
     assert!(!is_spooled(&fetched[1]));
-    assert_eq!(storage.bytes.retrievable_bytes().ids(), ["plain"]);
+    assert_eq!(storage.bytes.retrievable_bytes().len(), 1);
+    let spooled = storage
+        .bytes
+        .read_retrievable_bytes(ctx.storage_context(), "plain".into())
+        .await
+        .unwrap();
+    assert!(
+        spooled.is_some(),
+        "the plain text was spooled under its own id"
+    );
 }
 
 #[tokio::test]
@@ -509,6 +522,8 @@ impl StorageAdapter for AtomicStorage {
         delete_standing_instruction(instruction: adk::primitives::StandingInstruction) -> ();
         store_media_bytes(id: String, bytes: adk::bytes::ConduitBytes) -> adk::bytes::MediaReader;
         store_retrievable_bytes(id: String, bytes: adk::bytes::ConduitBytes) -> adk::bytes::SpoolReader;
+        read_media_bytes(id: String) -> Option<adk::bytes::MediaReader>;
+        read_retrievable_bytes(id: String) -> Option<adk::bytes::SpoolReader>;
     }
 
     async fn replace_tool_call_group(

@@ -33,16 +33,16 @@ async fn the_noop_byte_stores_keep_a_bounded_amount_forgetting_the_oldest_first(
         shared.total_bytes()
     );
     assert!(
-        NoopStorage::shared()
-            .media_reader("upload-0")
+        Forgetful
+            .read_media_bytes(&ctx, "upload-0".into())
             .await
             .unwrap()
             .is_none(),
         "the oldest bytes were kept"
     );
     assert!(
-        NoopStorage::shared()
-            .media_reader("upload-7")
+        Forgetful
+            .read_media_bytes(&ctx, "upload-7".into())
             .await
             .unwrap()
             .is_some(),

@@ -45,6 +45,15 @@ enum Fault {
     /// Bytes are kept under their id alone, and a fetched retrievable is re-attached to
     /// whatever bytes were last written under its id, by any conversation.
     BytesKeyedByIdAlone,
+    /// Each conduit write goes into a fresh in-memory spool that is dropped with the call: the
+    /// reader it returns works, and nothing stays readable by the id.
+    ConduitsKeepNothing,
+    /// Writes replace the bytes the returned reader shows, but a read by id finds the first
+    /// bytes ever written under it.
+    ReadBackKeepsFirstBytes,
+    /// Bytes are kept per partition, but a fetched retrievable is re-attached to whatever bytes
+    /// were last written under its id, by any conversation.
+    ReattachByIdAlone,
 }
 
 #[derive(Default)]
@@ -80,6 +89,11 @@ listed!(
     Retrievable => retrievables,
     StandingInstruction => instructions,
 );
+
+/// Where `ReadBackKeepsFirstBytes` keeps the first bytes written under `key`.
+fn first_key(key: &str) -> String {
+    format!("first/{key}")
+}
 
 /// Where a record belongs: app, user, conversation and thread.
 fn partition_key(ctx: &StorageContext) -> String {
@@ -228,13 +242,39 @@ impl InMemoryStorage {
         id: &str,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
+        if self.fault == Fault::ConduitsKeepNothing {
+            return Ok(InMemorySpoolStore::new().write(id, bytes).await?);
+        }
         let key = self.byte_key(ctx, id);
         if self.fault == Fault::RewriteKeepsFirstBytes
             && let Some(first) = store.read(&key).await?
         {
             return Ok(first);
         }
-        Ok(store.write(&key, bytes).await?)
+        let written = store.write(&key, bytes).await?;
+        let copy_under = match self.fault {
+            Fault::ReadBackKeepsFirstBytes if store.read(&first_key(&key)).await?.is_none() => {
+                Some(first_key(&key))
+            }
+            Fault::ReattachByIdAlone => Some(id.to_owned()),
+            _ => None,
+        };
+        if let Some(copy_under) = copy_under {
+            store
+                .write(&copy_under, written.read_all().await?.to_vec().into())
+                .await?;
+        }
+        Ok(written)
+    }
+
+    // Where a fresh read by id looks.
+    fn read_key(&self, ctx: &StorageContext, id: &str) -> String {
+        let key = self.byte_key(ctx, id);
+        if self.fault == Fault::ReadBackKeepsFirstBytes {
+            first_key(&key)
+        } else {
+            key
+        }
     }
 
     // As a database-backed adapter does: a spooled retrievable comes back attached to the bytes
@@ -247,7 +287,13 @@ impl InMemoryStorage {
         let RetrievableContent::Artifact(artifact) = retrievable.content() else {
             return Ok(retrievable);
         };
-        let key = self.byte_key(ctx, artifact.id());
+        // The artifact's id is the reader's, which here is already partition-qualified; the
+        // fault looks the retrievable's own id up instead, as a careless adapter would.
+        let key = if self.fault == Fault::ReattachByIdAlone {
+            retrievable.id().to_owned()
+        } else {
+            self.byte_key(ctx, artifact.id())
+        };
         Ok(match self.retrievable_bytes.read(&key).await? {
             Some(reader) => retrievable.into_spooled(reader),
             None => retrievable,
@@ -410,6 +456,24 @@ impl StorageAdapter for InMemoryStorage {
     ) -> Result<SpoolReader, StorageError> {
         self.write_bytes(&self.retrievable_bytes, ctx, &id, bytes)
             .await
+    }
+    async fn read_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        let stored = self.media_bytes.read(&self.read_key(ctx, &id)).await?;
+        Ok(stored.map(MediaReader::from_spool))
+    }
+    async fn read_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        Ok(self
+            .retrievable_bytes
+            .read(&self.read_key(ctx, &id))
+            .await?)
     }
 }
 
@@ -636,8 +700,65 @@ async fn an_adapter_whose_delete_reaches_another_conversation_is_caught() {
 }
 
 #[tokio::test]
-async fn an_adapter_whose_bytes_are_shared_between_conversations_is_caught() {
+async fn two_conversations_writing_different_bytes_under_one_id_must_each_read_back_their_own() {
+    // Nothing declared persisted: the fresh reads by id alone must catch the sharing.
     let failure = Conformance::new(InMemoryStorage::with_fault(Fault::BytesKeyedByIdAlone))
+        .run()
+        .await
+        .expect_err("bytes kept under their id alone are shared between conversations");
+    assert_eq!(failure.subject, Subject::RetrievableBytes);
+    assert_eq!(failure.step, Step::BytesPer(Partition::Conversation));
+    // The first conversation's fresh read returns the 12 bytes the other wrote last.
+    assert!(
+        failure.expected.contains(
+            "the 81 bytes written, read back by id through a fresh `read_retrievable_bytes`"
+        ),
+        "{failure}"
+    );
+    assert!(failure.found.starts_with("12 bytes"), "{failure}");
+}
+
+#[tokio::test]
+async fn an_adapter_whose_conduits_persist_nothing_fails_the_read_back_through_a_fresh_call() {
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::ConduitsKeepNothing))
+        .run()
+        .await
+        .expect_err("bytes must stay readable by their id after the write's reader");
+    assert_eq!(failure.subject, Subject::RetrievableBytes);
+    assert_eq!(failure.step, Step::WriteText);
+    assert!(
+        failure
+            .expected
+            .contains("a fresh `read_retrievable_bytes` of `conformance-"),
+        "{failure}"
+    );
+    assert_eq!(
+        failure.found,
+        "nothing stored under the id: the bytes were not kept"
+    );
+}
+
+#[tokio::test]
+async fn a_rewrite_under_the_same_id_must_replace_the_bytes_a_fresh_read_finds() {
+    // The reader each write returns is right; only reading the id again shows the first bytes.
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::ReadBackKeepsFirstBytes))
+        .run()
+        .await
+        .expect_err("a fresh read after a rewrite must find the new bytes");
+    assert_eq!(failure.subject, Subject::RetrievableBytes);
+    assert_eq!(failure.step, Step::Rewrite);
+    assert!(
+        failure
+            .expected
+            .contains("the 6 bytes written, read back by id"),
+        "{failure}"
+    );
+}
+
+#[tokio::test]
+async fn a_fetched_retrievable_must_read_its_own_conversations_bytes() {
+    // Fresh reads by id are right; only the re-attachment on fetch keys bytes by id alone.
+    let failure = Conformance::new(InMemoryStorage::with_fault(Fault::ReattachByIdAlone))
         .persists(Primitive::Retrievables)
         .run()
         .await
@@ -648,7 +769,6 @@ async fn an_adapter_whose_bytes_are_shared_between_conversations_is_caught() {
         failure.expected.contains("the first partition's text"),
         "{failure}"
     );
-    assert!(failure.found.contains("the other's"), "{failure}");
 }
 
 #[tokio::test]
@@ -694,8 +814,7 @@ async fn noop_retrievable_bytes_are_kept_across_calls_and_shared_by_clones() {
         .await
         .expect("the conduit writes");
     let kept = clone
-        .retrievable_bytes()
-        .read("doc")
+        .read_retrievable_bytes(&ctx(), "doc".into())
         .await
         .expect("the store reads")
         .expect("bytes written through one handle are visible through its clone");
@@ -715,13 +834,13 @@ async fn separate_noop_values_keep_separate_bytes() {
         .expect("the conduit writes");
     assert!(
         second
-            .media_reader("photo")
+            .read_media_bytes(&ctx(), "photo".into())
             .await
             .expect("the store reads")
             .is_none()
     );
     let reader = first
-        .media_reader("photo")
+        .read_media_bytes(&ctx(), "photo".into())
         .await
         .expect("the store reads")
         .expect("the bytes are kept under their id");
@@ -738,11 +857,58 @@ async fn the_process_wide_noop_keeps_bytes_between_uses() {
         .await
         .expect("the conduit writes");
     let kept = NoopStorage::shared()
-        .retrievable_bytes()
-        .read("process-wide-note")
+        .read_retrievable_bytes(&ctx(), "process-wide-note".into())
         .await
         .expect("the store reads");
     assert!(kept.is_some());
+}
+
+#[tokio::test]
+async fn noop_storage_keeps_bytes_per_conversation_each_reading_back_its_own() {
+    let storage = NoopStorage::new();
+    let first = StorageContext::new("conversation-a");
+    let second = StorageContext::new("conversation-b");
+    for (ctx, text) in [(&first, "a's notes"), (&second, "b's notes")] {
+        storage
+            .store_retrievable_bytes(ctx, "x".into(), text.into())
+            .await
+            .expect("the conduit writes");
+        storage
+            .store_media_bytes(ctx, "x".into(), text.as_bytes().to_vec().into())
+            .await
+            .expect("the conduit writes");
+    }
+    for (ctx, text) in [(&first, "a's notes"), (&second, "b's notes")] {
+        let spooled = storage
+            .read_retrievable_bytes(ctx, "x".into())
+            .await
+            .expect("the store reads")
+            .expect("each conversation's bytes are kept");
+        assert_eq!(
+            &spooled.read_all().await.expect("reads")[..],
+            text.as_bytes()
+        );
+        assert_eq!(
+            spooled.id(),
+            "x",
+            "the reader keeps the id that was written"
+        );
+        let media = storage
+            .read_media_bytes(ctx, "x".into())
+            .await
+            .expect("the store reads")
+            .expect("each conversation's bytes are kept");
+        assert_eq!(&media.read_all().await.expect("reads")[..], text.as_bytes());
+    }
+    let elsewhere = StorageContext::new("conversation-a").with_user_id("someone-else");
+    assert!(
+        storage
+            .read_retrievable_bytes(&elsewhere, "x".into())
+            .await
+            .expect("the store reads")
+            .is_none(),
+        "another user's partition has written nothing under the id"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -990,6 +1156,22 @@ impl StorageAdapter for FileBackedStorage {
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
         Ok(self.retrievable_bytes.write(&id, bytes).await?)
+    }
+    // Keyed by id alone: the 50 MiB test writes from one conversation only.
+    async fn read_media_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        let stored = self.media_bytes.read(&id).await?;
+        Ok(stored.map(MediaReader::from_spool))
+    }
+    async fn read_retrievable_bytes(
+        &self,
+        _ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        Ok(self.retrievable_bytes.read(&id).await?)
     }
 }
 
@@ -1305,6 +1487,8 @@ adk::storage_adapter! {
         store_retrievable_bytes: async |ctx, id, bytes| {
             self.bytes.store_retrievable_bytes(ctx, id, bytes).await
         },
+        read_media_bytes: async |ctx, id| self.bytes.read_media_bytes(ctx, id).await,
+        read_retrievable_bytes: async |ctx, id| self.bytes.read_retrievable_bytes(ctx, id).await,
         ..noop
     }
 }

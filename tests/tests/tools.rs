@@ -15,7 +15,7 @@ use adk::primitives::{
     ToolOutput, ToolRegistry, tool_call_checksum,
 };
 use adk::runner::TurnStatus;
-use adk::storage::{NoopStorage, SharedStorage};
+use adk::storage::{NoopStorage, SharedStorage, StorageAdapter, StorageContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -646,12 +646,16 @@ async fn a_handler_stores_media_bytes_through_its_invocation() {
         .unwrap();
     let slot: Arc<Mutex<Option<Outcome>>> = Arc::default();
     let filled = Arc::clone(&slot);
+    let partition: Arc<Mutex<Option<StorageContext>>> = Arc::default();
+    let seen = Arc::clone(&partition);
     run_turn(
         vec![chart],
         SharedStorage::from_arc(Arc::clone(&storage)),
         move |ctx| {
             let filled = Arc::clone(&filled);
+            let seen = Arc::clone(&seen);
             Box::pin(async move {
+                *seen.lock().unwrap() = Some(ctx.storage_context().clone());
                 let outcome = ctx.call_tool("chart", "call-1", json!({})).await;
                 *filled.lock().unwrap() = Some(outcome);
                 ctx.ack()?;
@@ -669,7 +673,13 @@ async fn a_handler_stores_media_bytes_through_its_invocation() {
         &media[0].reader().read_all().await.unwrap()[..],
         &[0x89, b'P', b'N', b'G']
     );
-    let stored = storage.media_reader("chart-1").await.unwrap().unwrap();
+    // Kept under the turn's partition, where a fresh read by id finds it.
+    let partition = partition.lock().unwrap().take().unwrap();
+    let stored = storage
+        .read_media_bytes(&partition, "chart-1".into())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         &stored.read_all().await.unwrap()[..],
         &[0x89, b'P', b'N', b'G']

@@ -76,15 +76,17 @@ pub(crate) enum Output {
     Unit,
     List(Value),
     Reader(Value),
+    /// A reader, or `None` when nothing is stored under the id.
+    Found(Value),
 }
 
 impl Output {
-    #[cfg(test)]
     pub(crate) fn display(self) -> String {
         match self {
             Self::Unit => "()".to_owned(),
             Self::List(value) => format!("Vec<{}>", value.display()),
             Self::Reader(value) => value.display().to_owned(),
+            Self::Found(value) => format!("Option<{}>", value.display()),
         }
     }
 
@@ -96,11 +98,15 @@ impl Output {
                 quote::quote!(::std::vec::Vec<#value>)
             }
             Self::Reader(value) => value.path(),
+            Self::Found(value) => {
+                let value = value.path();
+                quote::quote!(::core::option::Option<#value>)
+            }
         }
     }
 }
 
-/// One of the 27 methods of `StorageAdapter`.
+/// One of the 29 methods of `StorageAdapter`.
 #[derive(Debug)]
 pub(crate) struct Callback {
     pub(crate) name: &'static str,
@@ -172,8 +178,8 @@ const fn write(name: &'static str, params: &'static [(&'static str, Value)]) -> 
     }
 }
 
-/// The 27 callbacks in the order of `StorageAdapter`'s documentation.
-pub(crate) const CALLBACKS: [Callback; 27] = [
+/// The 29 callbacks in the order of `StorageAdapter`'s documentation.
+pub(crate) const CALLBACKS: [Callback; 29] = [
     fetch("fetch_memories", Value::Memory),
     fetch("fetch_messages", Value::Message),
     fetch("fetch_thoughts", Value::Thought),
@@ -218,6 +224,23 @@ pub(crate) const CALLBACKS: [Callback; 27] = [
         params: &[("id", Value::Id), ("bytes", Value::ConduitBytes)],
         output: Output::Reader(Value::SpoolReader),
     },
+    Callback {
+        name: "read_media_bytes",
+        params: &[("id", Value::Id)],
+        output: Output::Found(Value::MediaReader),
+    },
+    Callback {
+        name: "read_retrievable_bytes",
+        params: &[("id", Value::Id)],
+        output: Output::Found(Value::SpoolReader),
+    },
+];
+
+/// Each byte conduit and the callback that reads its bytes back: listed one without the other,
+/// `..noop` would read back from a store the listed conduit never wrote to.
+pub(crate) const CONDUIT_READS: [(&str, &str); 2] = [
+    ("store_media_bytes", "read_media_bytes"),
+    ("store_retrievable_bytes", "read_retrievable_bytes"),
 ];
 
 #[cfg(test)]

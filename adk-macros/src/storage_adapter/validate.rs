@@ -1,4 +1,4 @@
-//! Checks a parsed `storage_adapter!` input against the 27 callbacks and decides what each
+//! Checks a parsed `storage_adapter!` input against the 29 callbacks and decides what each
 //! generated method calls. Every mistake is collected, each spanned at the user's token; nothing
 //! here emits code.
 
@@ -6,7 +6,7 @@ use quote::ToTokens;
 use syn::Item;
 
 use super::parse::{CallbackExpr, Input};
-use super::{CALLBACKS, Callback};
+use super::{CALLBACKS, CONDUIT_READS, Callback};
 
 /// What the impl's method for one callback calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,11 +116,54 @@ pub(crate) fn validate(input: &Input) -> Checked {
         ));
     }
 
+    if list.rest.is_some() {
+        for (conduit, read) in CONDUIT_READS {
+            let position = |name: &str| CALLBACKS.iter().position(|callback| callback.name == name);
+            // Only an accepted entry speaks for its bytes (a rejected one is reported already),
+            // and only a name absent from the list leaves its partner to the no-op.
+            let accepted = |name: &str| match position(name).and_then(|at| sources[at]) {
+                Some(Source::Entry(index)) => Some(&list.entries[index]),
+                _ => None,
+            };
+            let absent =
+                |name: &str| position(name).is_some_and(|at| first_entry_for[at].is_none());
+            let (listed, missing) = match (accepted(conduit), accepted(read)) {
+                (Some(listed), None) if absent(read) => (listed, read),
+                (None, Some(listed)) if absent(conduit) => (listed, conduit),
+                _ => continue,
+            };
+            errors.push(syn::Error::new(
+                listed.name.span(),
+                unpaired_conduit_message(&listed.name.to_string(), missing, conduit, read),
+            ));
+        }
+    }
+
     Checked {
         sources: fill_with_noop(sources),
         emit_impl,
         errors,
     }
+}
+
+/// A conduit listed without its read (or the other way round) under `..noop`.
+fn unpaired_conduit_message(listed: &str, missing: &str, conduit: &str, read: &str) -> String {
+    let signature = CALLBACKS
+        .iter()
+        .find(|callback| callback.name == missing)
+        .map(|callback| {
+            format!(
+                "`async fn {missing}{} -> Result<{}, StorageError>`",
+                callback.parameter_list(),
+                callback.output.display()
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "`{listed}` is listed but `{missing}` is not, so `..noop` would fill `{missing}` with the \
+         no-op store, and bytes `{conduit}` writes would never read back through `{read}`; list \
+         `{missing}` too, over the same bytes: {signature}"
+    )
 }
 
 fn fill_with_noop(sources: Vec<Option<Source>>) -> Vec<Source> {
@@ -199,12 +242,12 @@ pub(crate) fn suggestion(name: &str) -> Option<&'static str> {
 pub(crate) fn unknown_callback_message(name: &str) -> String {
     match suggestion(name) {
         Some(suggested) => format!(
-            "`{name}` is not a storage callback; did you mean `{suggested}`? The callbacks are the 27 methods of `adk::storage::StorageAdapter`"
+            "`{name}` is not a storage callback; did you mean `{suggested}`? The callbacks are the 29 methods of `adk::storage::StorageAdapter`"
         ),
         None => {
             let all: Vec<&str> = CALLBACKS.iter().map(|callback| callback.name).collect();
             format!(
-                "`{name}` is not a storage callback; the callbacks are the 27 methods of `adk::storage::StorageAdapter`: {}",
+                "`{name}` is not a storage callback; the callbacks are the 29 methods of `adk::storage::StorageAdapter`: {}",
                 all.join(", ")
             )
         }
@@ -268,12 +311,32 @@ mod tests {
     }
 
     #[test]
-    fn a_list_naming_all_27_callbacks_needs_no_baseline() {
+    fn a_conduit_listed_without_its_read_is_rejected_at_the_conduit() {
+        let checked = check(quote!(struct Store; impl { store_media_bytes: keep, ..noop }));
+        assert_eq!(
+            messages(&checked),
+            [
+                "`store_media_bytes` is listed but `read_media_bytes` is not, so `..noop` would fill `read_media_bytes` with the no-op store, and bytes `store_media_bytes` writes would never read back through `read_media_bytes`; list `read_media_bytes` too, over the same bytes: `async fn read_media_bytes(ctx: &StorageContext, id: String) -> Result<Option<MediaReader>, StorageError>`"
+            ]
+        );
+        let read_alone = check(quote!(struct Store; impl { read_retrievable_bytes: find, ..noop }));
+        assert_eq!(messages(&read_alone).len(), 1);
+        assert!(messages(&read_alone)[0].starts_with(
+            "`read_retrievable_bytes` is listed but `store_retrievable_bytes` is not"
+        ));
+        let paired = check(quote!(struct Store; impl {
+            store_media_bytes: keep, read_media_bytes: find, ..noop
+        }));
+        assert!(paired.errors.is_empty(), "{:?}", messages(&paired));
+    }
+
+    #[test]
+    fn a_list_naming_all_29_callbacks_needs_no_baseline() {
         let entries = every_callback_except(&[]);
         let checked = check(quote!(struct Store; impl { #entries }));
         assert!(checked.errors.is_empty(), "{:?}", messages(&checked));
         assert!(checked.emit_impl);
-        let expected: Vec<Source> = (0..27).map(Source::Entry).collect();
+        let expected: Vec<Source> = (0..29).map(Source::Entry).collect();
         assert_eq!(checked.sources, expected);
     }
 
@@ -312,11 +375,11 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_list_reports_all_27_missing() {
+    fn an_empty_list_reports_all_29_missing() {
         let checked = check(quote!(struct Store; impl {}));
         let messages = messages(&checked);
         assert_eq!(messages.len(), 1);
-        assert!(messages[0].starts_with("missing 27 storage callbacks: `fetch_memories`, "));
+        assert!(messages[0].starts_with("missing 29 storage callbacks: `fetch_memories`, "));
     }
 
     #[test]
@@ -325,7 +388,7 @@ mod tests {
         assert_eq!(
             messages(&checked),
             [
-                "`store_mesage` is not a storage callback; did you mean `store_message`? The callbacks are the 27 methods of `adk::storage::StorageAdapter`"
+                "`store_mesage` is not a storage callback; did you mean `store_message`? The callbacks are the 29 methods of `adk::storage::StorageAdapter`"
             ]
         );
     }

@@ -187,6 +187,35 @@ impl InMemorySpoolStore {
         self.records.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Writes `bytes` under the store key `key` and hands back a reader named `id`: a caller
+    /// that keys one store by partition (`NoopStorage`) keeps its users' ids on the readers.
+    pub(crate) async fn write_keyed(
+        &self,
+        key: &str,
+        id: &str,
+        bytes: ConduitBytes,
+    ) -> Result<SpoolReader, ByteStoreError> {
+        let bytes = bytes
+            .collect()
+            .await
+            .map_err(|source| ByteStoreError::InputStream {
+                id: id.to_owned(),
+                source,
+            })?;
+        self.records().insert(key, bytes.clone());
+        Ok(Self::reader(id, bytes))
+    }
+
+    /// A reader named `id` over the bytes under the store key `key`, if any.
+    pub(crate) fn read_keyed(&self, key: &str, id: &str) -> Option<SpoolReader> {
+        let bytes = self
+            .records()
+            .by_id
+            .get(key)
+            .map(|(_, bytes)| bytes.clone());
+        bytes.map(|bytes| Self::reader(id, bytes))
+    }
+
     fn reader(id: &str, bytes: Bytes) -> SpoolReader {
         SpoolReader::new(MemorySpool::new(
             id.to_owned(),
@@ -200,20 +229,11 @@ impl ByteStore for InMemorySpoolStore {
     type Reader = SpoolReader;
 
     async fn write(&self, id: &str, bytes: ConduitBytes) -> Result<SpoolReader, ByteStoreError> {
-        let bytes = bytes
-            .collect()
-            .await
-            .map_err(|source| ByteStoreError::InputStream {
-                id: id.to_owned(),
-                source,
-            })?;
-        self.records().insert(id, bytes.clone());
-        Ok(Self::reader(id, bytes))
+        self.write_keyed(id, id, bytes).await
     }
 
     async fn read(&self, id: &str) -> Result<Option<SpoolReader>, ByteStoreError> {
-        let bytes = self.records().by_id.get(id).map(|(_, bytes)| bytes.clone());
-        Ok(bytes.map(|bytes| Self::reader(id, bytes)))
+        Ok(self.read_keyed(id, id))
     }
 
     async fn delete(&self, id: &str) -> Result<bool, ByteStoreError> {

@@ -502,4 +502,20 @@ impl StorageAdapter for PostgresStorage {
         blob::write(&self.pool, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
         Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
     }
+
+    async fn read_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        self.media_reader(ctx, &id).await
+    }
+
+    async fn read_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        self.retrievable_reader(ctx, &id).await
+    }
 }

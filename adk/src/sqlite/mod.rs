@@ -600,6 +600,22 @@ impl StorageAdapter for SqliteStorage {
         Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
     }
 
+    async fn read_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        self.media_reader(ctx, &id).await
+    }
+
+    async fn read_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        self.retrievable_reader(ctx, &id).await
+    }
+
     // Atomic: the deletes and the stores are one transaction, so a failure (a replacement whose
     // id is already stored, say) changes nothing.
     async fn replace_tool_call_group(

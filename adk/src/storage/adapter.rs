@@ -1,4 +1,4 @@
-//! The storage contract: the 27 callbacks through which adk persists, and reads back, the six
+//! The storage contract: the 29 callbacks through which adk persists, and reads back, the six
 //! primitives and the bytes behind media and large retrievables.
 
 use std::future::Future;
@@ -10,7 +10,7 @@ use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
 };
 
-/// Your storage layer: adk persists nothing itself and calls these 27 methods instead.
+/// Your storage layer: adk persists nothing itself and calls these 29 methods instead.
 ///
 /// There are three families:
 /// - seven fetches (`fetch_*`, `refresh_standing_instructions`), never called by the runner on
@@ -21,16 +21,20 @@ use crate::primitives::{
 ///   instructions have no id and are identified by value, so their delete receives the value;
 /// - two byte conduits, [`store_media_bytes`](Self::store_media_bytes) and
 ///   [`store_retrievable_bytes`](Self::store_retrievable_bytes), which persist bytes and hand
-///   back a reader over them.
+///   back a reader over them, and their two reads,
+///   [`read_media_bytes`](Self::read_media_bytes) and
+///   [`read_retrievable_bytes`](Self::read_retrievable_bytes), which read an id back later
+///   through a fresh reader, per partition.
 ///
-/// Beside the 27 sits one optional callback with a default body,
+/// Beside the 29 sits one optional callback with a default body,
 /// [`replace_tool_call_group`](Self::replace_tool_call_group): override it to replace a group
 /// of tool calls atomically; the default deletes, then stores, call by call.
 ///
-/// Every one of the 27 may be a legal no-op (fetches return an empty list, writes do nothing), but a
-/// no-op must be written down: leaving one out is rustc's "not all trait items implemented"
-/// error. [`NoopStorage`](super::NoopStorage) is the canonical all-no-op adapter, with honest
-/// in-memory byte conduits, to delegate to. Whatever a method returns reaches the caller: an
+/// Every fetch and write may be a legal no-op (fetches return an empty list, writes do nothing),
+/// but a no-op must be written down: leaving one out is rustc's "not all trait items
+/// implemented" error. The conduits and their reads cannot be no-ops, since bytes written under
+/// an id must read back by that id. [`NoopStorage`](super::NoopStorage) is the canonical all-no-op
+/// adapter, with honest in-memory byte conduits kept per partition, to delegate to. Whatever a method returns reaches the caller: an
 /// error is never swallowed.
 ///
 /// Methods return `impl Future + Send`, so an implementation may simply write `async fn`.
@@ -196,6 +200,20 @@ use crate::primitives::{
 ///     ) -> Result<SpoolReader, StorageError> {
 ///         self.bytes.store_retrievable_bytes(ctx, id, bytes).await
 ///     }
+///     async fn read_media_bytes(
+///         &self,
+///         ctx: &StorageContext,
+///         id: String,
+///     ) -> Result<Option<MediaReader>, StorageError> {
+///         self.bytes.read_media_bytes(ctx, id).await
+///     }
+///     async fn read_retrievable_bytes(
+///         &self,
+///         ctx: &StorageContext,
+///         id: String,
+///     ) -> Result<Option<SpoolReader>, StorageError> {
+///         self.bytes.read_retrievable_bytes(ctx, id).await
+///     }
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -204,6 +222,8 @@ use crate::primitives::{
 /// assert!(storage.fetch_messages(&ctx).await.unwrap().is_empty());
 /// let reader = storage.store_retrievable_bytes(&ctx, "doc-1".into(), "a\nb".into()).await.unwrap();
 /// assert_eq!(reader.line_count().await.unwrap(), 2);
+/// let again = storage.read_retrievable_bytes(&ctx, "doc-1".into()).await.unwrap().unwrap();
+/// assert_eq!(again.line(1).await.unwrap().as_deref(), Some("b"));
 /// # });
 /// ```
 pub trait StorageAdapter: Send + Sync + 'static {
@@ -497,6 +517,35 @@ pub trait StorageAdapter: Send + Sync + 'static {
         id: String,
         bytes: ConduitBytes,
     ) -> impl Future<Output = Result<SpoolReader, StorageError>> + Send;
+
+    /// Reads back, through a fresh reader, the media bytes last written under `id` in `ctx`'s
+    /// partition (app, user, conversation and thread), or `None` if none were.
+    ///
+    /// The other half of [`store_media_bytes`](Self::store_media_bytes): bytes stay readable by
+    /// their id after the reader the write returned is gone, a rewrite is read as the new bytes,
+    /// and bytes another partition wrote under the same id are not found. A fetch that rebuilds
+    /// a [`Media`](crate::primitives::Media) reads its bytes this way. Not a mutation. This
+    /// cannot be a no-op: an adapter that keeps no bytes of its own delegates both the conduit
+    /// and this read to [`NoopStorage`](super::NoopStorage).
+    fn read_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<Option<MediaReader>, StorageError>> + Send;
+
+    /// Reads back, through a fresh reader, the retrievable bytes last written under `id` in
+    /// `ctx`'s partition, or `None` if none were.
+    ///
+    /// The other half of [`store_retrievable_bytes`](Self::store_retrievable_bytes), with the
+    /// same promises as [`read_media_bytes`](Self::read_media_bytes): readable by id later, a
+    /// rewrite read as the new bytes, another partition's bytes under the same id not found. A
+    /// fetch that re-attaches a [`SpooledArtifact`](crate::primitives::SpooledArtifact) reads its
+    /// bytes this way.
+    fn read_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> impl Future<Output = Result<Option<SpoolReader>, StorageError>> + Send;
 
     /// Replaces a group of tool calls: deletes the calls `ids` names and stores `replacements`,
     /// for providers that number tool-call ids per response (every answer's first call is

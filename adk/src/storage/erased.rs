@@ -15,14 +15,14 @@ use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
 };
 
-// The 27 callbacks are listed once, in the table at the bottom of this file; the macro writes
+// The 29 callbacks are listed once, in the table at the bottom of this file; the macro writes
 // the object-safe trait, its blanket impl, `SharedStorage`'s forwarding methods and
 // `SharedStorage`'s own `StorageAdapter` impl from it, so the four cannot drift apart.
 macro_rules! erased_storage {
     ($(
         $name:ident / $erased:ident ( $($argument:ident: $type:ty),* ) -> $output:ty;
     )*) => {
-        /// The object-safe mirror of [`StorageAdapter`]: the same 27 callbacks, each returning a boxed
+        /// The object-safe mirror of [`StorageAdapter`]: the same 29 callbacks, each returning a boxed
         /// future so the adapter can sit behind `dyn`.
         ///
         /// Every [`StorageAdapter`] implements it automatically; implement [`StorageAdapter`] instead.
@@ -111,7 +111,7 @@ macro_rules! erased_storage {
 }
 
 /// A cheaply cloneable handle to any [`StorageAdapter`]: what the runner and the turn contexts
-/// hold. Its methods are the 27 callbacks, each costing one boxed future per call.
+/// hold. Its methods are the 29 callbacks, each costing one boxed future per call.
 ///
 /// ```
 /// use adk::storage::{NoopStorage, SharedStorage, StorageContext};
@@ -193,5 +193,7 @@ erased_storage! {
     delete_standing_instruction / erased_delete_standing_instruction(instruction: StandingInstruction) -> ();
     store_media_bytes / erased_store_media_bytes(id: String, bytes: ConduitBytes) -> MediaReader;
     store_retrievable_bytes / erased_store_retrievable_bytes(id: String, bytes: ConduitBytes) -> SpoolReader;
+    read_media_bytes / erased_read_media_bytes(id: String) -> Option<MediaReader>;
+    read_retrievable_bytes / erased_read_retrievable_bytes(id: String) -> Option<SpoolReader>;
     replace_tool_call_group / erased_replace_tool_call_group(ids: Vec<String>, replacements: Vec<ToolCall>) -> ();
 }

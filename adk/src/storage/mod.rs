@@ -1,8 +1,8 @@
 //! Bring your own storage: the contract between adk and whatever persists your agent's records.
 //!
 //! adk persists nothing. This module owns the contract it calls instead:
-//! - [`StorageAdapter`], the 27 callbacks (seven fetches, store / mutate / delete for six
-//!   primitives, two byte conduits), plus the optional atomic `replace_tool_call_group`;
+//! - [`StorageAdapter`], the 29 callbacks (seven fetches, store / mutate / delete for six
+//!   primitives, two byte conduits and their two reads), plus the optional atomic `replace_tool_call_group`;
 //! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
 //!   thread, turn, identity, cancellation);
 //! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::bytes::{ByteStore, ConduitBytes, InMemorySpoolStore, MediaReader, SpoolReader};
+use crate::bytes::{ConduitBytes, InMemorySpoolStore, MediaReader, SpoolReader};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
 };
@@ -16,15 +16,17 @@ use super::error::StorageError;
 ///
 /// The two byte conduits are the exception, because they must return a reader: they keep the
 /// bytes in memory, in one store per `NoopStorage` value that every clone shares and that lives
-/// as long as the value does, so bytes written under an id can be read back later by that id.
-/// [`NoopStorage::new`] keeps everything; [`NoopStorage::bounded`] keeps at most a byte budget
+/// as long as the value does, so bytes written under an id can be read back later by that id
+/// ([`read_media_bytes`](StorageAdapter::read_media_bytes),
+/// [`read_retrievable_bytes`](StorageAdapter::read_retrievable_bytes)). Like every record, bytes
+/// belong to their app, user, conversation and thread: each partition reads back its own bytes
+/// under an id, never another's. [`NoopStorage::new`] keeps everything; [`NoopStorage::bounded`] keeps at most a byte budget
 /// per conduit, forgetting the oldest bytes first; [`NoopStorage::shared`], behind
 /// `storage_adapter!`'s `..noop`, is bounded by [`NoopStorage::SHARED_BYTE_BUDGET`]. Readers
 /// already handed out keep working either way. Delegate to it for the primitives you choose not
 /// to persist:
 ///
 /// ```
-/// use adk::bytes::ByteStore;
 /// use adk::storage::{NoopStorage, StorageAdapter, StorageContext};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -34,8 +36,12 @@ use super::error::StorageError;
 /// assert!(storage.fetch_messages(&ctx).await.unwrap().is_empty());
 ///
 /// storage.store_retrievable_bytes(&ctx, "report".into(), "line one\nline two".into()).await.unwrap();
-/// let kept = storage.clone().retrievable_bytes().read("report").await.unwrap().unwrap();
+/// let kept = storage.clone().read_retrievable_bytes(&ctx, "report".into()).await.unwrap().unwrap();
 /// assert_eq!(kept.line(1).await.unwrap().as_deref(), Some("line two"));
+///
+/// // Another conversation has written nothing under that id.
+/// let other = StorageContext::new("conversation-2");
+/// assert!(storage.read_retrievable_bytes(&other, "report".into()).await.unwrap().is_none());
 /// # });
 /// ```
 // One store for the lifetime of the value, never one per call: a store created inside the
@@ -96,10 +102,11 @@ impl NoopStorage {
     /// so its byte stores are bounded: each conduit keeps at most
     /// [`SHARED_BYTE_BUDGET`](Self::SHARED_BYTE_BUDGET) bytes, forgetting the oldest first.
     /// Readers returned by the conduits are snapshots and keep working after their bytes are
-    /// forgotten; only reading an id back through [`media_reader`](Self::media_reader) or
-    /// [`retrievable_bytes`](Self::retrievable_bytes) can then find nothing. An adapter whose
+    /// forgotten; only reading an id back through
+    /// [`read_media_bytes`](StorageAdapter::read_media_bytes) or
+    /// [`read_retrievable_bytes`](StorageAdapter::read_retrievable_bytes) can then find nothing. An adapter whose
     /// bytes must stay retrievable should implement the two conduits over a real
-    /// [`ByteStore`] instead.
+    /// [`ByteStore`](crate::bytes::ByteStore) instead.
     ///
     /// ```
     /// use adk::storage::NoopStorage;
@@ -115,7 +122,9 @@ impl NoopStorage {
     }
 
     /// The store behind [`store_retrievable_bytes`](StorageAdapter::store_retrievable_bytes),
-    /// to read back or remove what was written.
+    /// to see how much it holds or clear it. Its entries are keyed by partition and id, so read
+    /// an id back with [`read_retrievable_bytes`](StorageAdapter::read_retrievable_bytes), which
+    /// knows the partition.
     ///
     /// ```
     /// let storage = adk::storage::NoopStorage::new();
@@ -126,8 +135,10 @@ impl NoopStorage {
         &self.conduits.retrievable_bytes
     }
 
-    /// The store behind [`store_media_bytes`](StorageAdapter::store_media_bytes). It holds raw
-    /// bytes; [`media_reader`](Self::media_reader) wraps them back into a [`MediaReader`].
+    /// The store behind [`store_media_bytes`](StorageAdapter::store_media_bytes), to see how
+    /// much it holds or clear it. Like [`retrievable_bytes`](Self::retrievable_bytes), it is
+    /// keyed by partition and id: read an id back with
+    /// [`read_media_bytes`](StorageAdapter::read_media_bytes).
     ///
     /// ```
     /// let storage = adk::storage::NoopStorage::new();
@@ -136,25 +147,6 @@ impl NoopStorage {
     #[must_use]
     pub fn media_bytes(&self) -> &InMemorySpoolStore {
         &self.conduits.media_bytes
-    }
-
-    /// A reader over the media bytes last written under `id`, or `None` if nothing was.
-    ///
-    /// ```
-    /// use adk::storage::{NoopStorage, StorageAdapter, StorageContext};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let storage = NoopStorage::new();
-    /// let ctx = StorageContext::new("c");
-    /// storage.store_media_bytes(&ctx, "photo".into(), vec![0xff, 0xd8].into()).await.unwrap();
-    /// let reader = storage.media_reader("photo").await.unwrap().unwrap();
-    /// assert_eq!(&reader.read_all().await.unwrap()[..], &[0xff, 0xd8]);
-    /// assert!(storage.media_reader("missing").await.unwrap().is_none());
-    /// # });
-    /// ```
-    pub async fn media_reader(&self, id: &str) -> Result<Option<MediaReader>, StorageError> {
-        let stored = self.conduits.media_bytes.read(id).await?;
-        Ok(stored.map(MediaReader::from_spool))
     }
 
     /// Whether `self` and `other` write to the same byte stores (they are clones of one value).
@@ -341,20 +333,80 @@ impl StorageAdapter for NoopStorage {
 
     async fn store_media_bytes(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         id: String,
         bytes: ConduitBytes,
     ) -> Result<MediaReader, StorageError> {
-        let stored = self.conduits.media_bytes.write(&id, bytes).await?;
+        let key = partition_key(ctx, &id);
+        let stored = self
+            .conduits
+            .media_bytes
+            .write_keyed(&key, &id, bytes)
+            .await?;
         Ok(MediaReader::from_spool(stored))
     }
 
     async fn store_retrievable_bytes(
         &self,
-        _ctx: &StorageContext,
+        ctx: &StorageContext,
         id: String,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
-        Ok(self.conduits.retrievable_bytes.write(&id, bytes).await?)
+        let key = partition_key(ctx, &id);
+        let stored = self
+            .conduits
+            .retrievable_bytes
+            .write_keyed(&key, &id, bytes);
+        Ok(stored.await?)
+    }
+
+    async fn read_media_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<MediaReader>, StorageError> {
+        let key = partition_key(ctx, &id);
+        let stored = self.conduits.media_bytes.read_keyed(&key, &id);
+        Ok(stored.map(MediaReader::from_spool))
+    }
+
+    async fn read_retrievable_bytes(
+        &self,
+        ctx: &StorageContext,
+        id: String,
+    ) -> Result<Option<SpoolReader>, StorageError> {
+        let key = partition_key(ctx, &id);
+        Ok(self.conduits.retrievable_bytes.read_keyed(&key, &id))
+    }
+}
+
+/// Where bytes written under `id` are kept: the app, user, conversation and thread of `ctx` and
+/// the id, each prefixed with its length so no two partitions can spell the same key.
+fn partition_key(ctx: &StorageContext, id: &str) -> String {
+    let parts = [
+        ctx.app_name().as_str(),
+        ctx.user_id().as_str(),
+        ctx.conversation_id().as_str(),
+        ctx.thread_id().as_str(),
+        id,
+    ];
+    parts
+        .iter()
+        .map(|part| format!("{}:{part}", part.len()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_keys_cannot_collide_across_the_parts() {
+        let split = |conversation: &str, id: &str| {
+            partition_key(&StorageContext::new(conversation.to_owned()), id)
+        };
+        assert_ne!(split("a/b", "c"), split("a", "b/c"));
+        assert_ne!(split("a1:", "x"), split("a", "1:x"));
+        assert_eq!(split("a", "b"), split("a", "b"));
     }
 }

@@ -5,7 +5,7 @@ use crate::primitives::Record;
 /// Which part of a conversation's records a fetch asks for, oldest first.
 ///
 /// A fetch window travels on the [`StorageContext`](super::StorageContext) each fetch callback
-/// receives ([`StorageContext::fetch_window`](super::StorageContext::fetch_window)), so the 27
+/// receives ([`StorageContext::fetch_window`](super::StorageContext::fetch_window)), so the 29
 /// callbacks keep their signatures. An adapter *may* honour it, ideally with an index so a
 /// window costs O(window) and not O(history): `NoopStorage` and `SqliteStorage` do. The
 /// contexts' `fetch_*_within` methods trim whatever the adapter returns to the window, so an

@@ -1,11 +1,14 @@
-//! Closures of the seed arity: `|ctx|`, `|ctx, value|`, `|ctx, id, bytes|`, plain closures that
-//! return an `async move` block and async closures alike. Their parameter types come from the
-//! callback, so none need annotations; `ctx` may be borrowed by the future.
+//! Closures of the seed arity: `|ctx|`, `|ctx, value|`, `|ctx, id, bytes|`, `|ctx, id|`, plain
+//! closures that return an `async move` block and async closures alike. Their parameter types
+//! come from the callback, so none need annotations; `ctx` may be borrowed by the future.
 
-use adk::bytes::{ConduitBytes, MediaReader};
+use adk::bytes::ConduitBytes;
+use adk::storage::{NoopStorage, StorageAdapter};
 
 adk::storage_adapter! {
-    pub struct ChatStore;
+    pub struct ChatStore {
+        media: NoopStorage,
+    }
 
     impl {
         fetch_messages: |ctx| async move {
@@ -18,10 +21,10 @@ adk::storage_adapter! {
         },
         delete_message: async |_ctx, _id| Ok(()),
         mutate_message: async move |_ctx, _message: adk::primitives::Message| Ok(()),
-        store_media_bytes: |_ctx, _id, bytes: ConduitBytes| async move {
-            let bytes = bytes.collect().await.map_err(adk::storage::StorageError::backend)?;
-            Ok(MediaReader::from_bytes(bytes))
+        store_media_bytes: |ctx, id, bytes: ConduitBytes| async move {
+            self.media.store_media_bytes(ctx, id, bytes).await
         },
+        read_media_bytes: |ctx, id| async move { self.media.read_media_bytes(ctx, id).await },
         ..noop
     }
 }

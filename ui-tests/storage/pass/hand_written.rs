@@ -125,6 +125,14 @@ impl StorageAdapter for HandWritten {
     async fn store_retrievable_bytes(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError> {
         self.baseline.store_retrievable_bytes(ctx, id, bytes).await
     }
+
+    async fn read_media_bytes(&self, ctx: &StorageContext, id: String) -> Result<Option<MediaReader>, StorageError> {
+        self.baseline.read_media_bytes(ctx, id).await
+    }
+
+    async fn read_retrievable_bytes(&self, ctx: &StorageContext, id: String) -> Result<Option<SpoolReader>, StorageError> {
+        self.baseline.read_retrievable_bytes(ctx, id).await
+    }
 }
 
 adk::storage_adapter! {

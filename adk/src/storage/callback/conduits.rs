@@ -1,5 +1,6 @@
-//! The checkers of the two byte conduits: `store_media_bytes` and `store_retrievable_bytes`,
-//! which take an id and the bytes and return a reader.
+//! The checkers of the two byte conduits, `store_media_bytes` and `store_retrievable_bytes`,
+//! which take an id and the bytes and return a reader, and of their reads, `read_media_bytes`
+//! and `read_retrievable_bytes`, which take an id and return a reader if one is stored.
 
 // The table expands to trait definitions naming the markers, `sealed::Never`, `CallbackFuture`
 // and the callbacks' argument and output types, all of which the parent module holds.
@@ -55,5 +56,53 @@ checkers! {
         method_message: "`{Self}` is not a valid `store_retrievable_bytes` method",
         method_label: "expected `async fn(&self, &StorageContext, String, ConduitBytes) -> Result<SpoolReader, StorageError>`",
         method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String, bytes: ConduitBytes) -> Result<SpoolReader, StorageError>`",
-    }
+ },
+    read_media_bytes {
+        callback: ReadMediaBytesCallback,
+        method: ReadMediaBytesMethod,
+        future: ReadMediaBytesFuture,
+        parameters: (id: String),
+        output: Option<MediaReader>,
+        callback_message: "`{Self}` is not a valid `read_media_bytes` callback",
+        callback_label: "expected `async fn(&StorageContext, String) -> Result<Option<MediaReader>, StorageError>`",
+        callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: ReadMediaBytesParameters,
+        output_check: ReadMediaBytesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `read_media_bytes` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `read_media_bytes` callback is `async fn(ctx: &StorageContext, id: String) -> Result<Option<MediaReader>, StorageError>`",
+        output_message: "this `read_media_bytes` callback resolves to `{Self}`, expected `Result<Option<MediaReader>, StorageError>`",
+        output_label: "expected `Result<Option<MediaReader>, StorageError>`",
+        exists: ReadMediaBytesExists,
+        exists_message: "`{State}` has no method `read_media_bytes`",
+        exists_label: "`self.read_media_bytes` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn read_media_bytes(&self, ctx: &StorageContext, id: String) -> Result<Option<MediaReader>, StorageError>` to an `impl {State}` block",
+        method_message: "`{Self}` is not a valid `read_media_bytes` method",
+        method_label: "expected `async fn(&self, &StorageContext, String) -> Result<Option<MediaReader>, StorageError>`",
+        method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<Option<MediaReader>, StorageError>`",
+    },
+    read_retrievable_bytes {
+        callback: ReadRetrievableBytesCallback,
+        method: ReadRetrievableBytesMethod,
+        future: ReadRetrievableBytesFuture,
+        parameters: (id: String),
+        output: Option<SpoolReader>,
+        callback_message: "`{Self}` is not a valid `read_retrievable_bytes` callback",
+        callback_label: "expected `async fn(&StorageContext, String) -> Result<Option<SpoolReader>, StorageError>`",
+        callback_note: "write an `async fn` with this signature, a closure `|ctx, id| async move {{ .. }}`, or `self.method_name` to call a method of the adapter",
+        parameters_check: ReadRetrievableBytesParameters,
+        output_check: ReadRetrievableBytesOutput,
+        parameters_message: "`{Self}` does not take the parameters of a `read_retrievable_bytes` callback",
+        parameters_label: "expected parameters `(ctx: &StorageContext, id: String)`",
+        parameters_note: "a `read_retrievable_bytes` callback is `async fn(ctx: &StorageContext, id: String) -> Result<Option<SpoolReader>, StorageError>`",
+        output_message: "this `read_retrievable_bytes` callback resolves to `{Self}`, expected `Result<Option<SpoolReader>, StorageError>`",
+        output_label: "expected `Result<Option<SpoolReader>, StorageError>`",
+        exists: ReadRetrievableBytesExists,
+        exists_message: "`{State}` has no method `read_retrievable_bytes`",
+        exists_label: "`self.read_retrievable_bytes` names a method of `{State}`, and there is none",
+        exists_note: "add `async fn read_retrievable_bytes(&self, ctx: &StorageContext, id: String) -> Result<Option<SpoolReader>, StorageError>` to an `impl {State}` block",
+        method_message: "`{Self}` is not a valid `read_retrievable_bytes` method",
+        method_label: "expected `async fn(&self, &StorageContext, String) -> Result<Option<SpoolReader>, StorageError>`",
+        method_note: "`self.method_name` calls a method defined in an `impl` block of the adapter: `async fn method_name(&self, ctx: &StorageContext, id: String) -> Result<Option<SpoolReader>, StorageError>`",
+    },
 }

@@ -1,7 +1,7 @@
 //! The checker traits behind `storage_adapter!`. Not part of the public API: generated code calls
 //! them, and users read their names only in error messages.
 //!
-//! For each of the 27 callbacks there are two traits, `<Name>Callback` (a function or closure,
+//! For each of the 29 callbacks there are two traits, `<Name>Callback` (a function or closure,
 //! called `callback(ctx, ..)`) and `<Name>Method` (a method of the adapter, called
 //! `Self::method(self, ctx, ..)`). Each has two impls: the real one, bounded by `AsyncFnOnce` with
 //! the callback's signature, and a decoy for types implementing a sealed trait nothing implements.

@@ -202,4 +202,18 @@ macro_rules! __storage_noop {
             $crate::storage::StorageAdapter::store_retrievable_bytes($crate::storage::callback::noop(), ctx, id, bytes)
         }
     };
+    (@method read_media_bytes) => {
+        fn read_media_bytes(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::core::option::Option<$crate::storage::callback::MediaReader>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::read_media_bytes($crate::storage::callback::noop(), ctx, id)
+        }
+    };
+    (@method read_retrievable_bytes) => {
+        fn read_retrievable_bytes(&self, ctx: &$crate::storage::StorageContext, id: ::std::string::String) -> impl ::core::future::Future<
+            Output = ::core::result::Result<::core::option::Option<$crate::storage::callback::SpoolReader>, $crate::storage::StorageError>,
+        > + ::core::marker::Send {
+            $crate::storage::StorageAdapter::read_retrievable_bytes($crate::storage::callback::noop(), ctx, id)
+        }
+    };
 }

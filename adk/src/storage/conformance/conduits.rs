@@ -1,5 +1,7 @@
 //! The byte conduits' part of the suite: each conduit written with text, binary bytes and a
-//! chunked stream, read back byte for byte, rewritten, and kept apart per conversation.
+//! chunked stream, read back byte for byte, rewritten, and kept apart per conversation. Every
+//! write is read back twice: through the reader the write returned, and through a fresh
+//! `read_*_bytes` call by id, so bytes that were never kept, or kept under the id alone, show.
 
 use bytes::Bytes;
 
@@ -16,6 +18,9 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             let reader = self.write_spool(step, &id, content.conduit_bytes()).await?;
             self.expect_spool(step, &id, &reader, &content.whole)
                 .await?;
+            let ctx = self.ctx;
+            self.read_back_spool(step, ctx, &id, Some(&content.whole))
+                .await?;
         }
         let id = self.conduit_id("retrievable", Step::Rewrite);
         self.write_spool(
@@ -28,6 +33,12 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             .write_spool(Step::Rewrite, &id, "second".into())
             .await?;
         self.expect_spool(Step::Rewrite, &id, &reader, b"second")
+            .await?;
+        let ctx = self.ctx;
+        self.read_back_spool(Step::Rewrite, ctx, &id, Some(b"second"))
+            .await?;
+        let never_written = self.conduit_id("retrievable", Step::ReadMissing);
+        self.read_back_spool(Step::ReadMissing, ctx, &never_written, None)
             .await
     }
 
@@ -37,6 +48,9 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             let reader = self.write_media(step, &id, content.conduit_bytes()).await?;
             self.expect_media(step, &id, &reader, &content.whole)
                 .await?;
+            let ctx = self.ctx;
+            self.read_back_media(step, ctx, &id, Some(&content.whole))
+                .await?;
         }
         let id = self.conduit_id("media", Step::Rewrite);
         self.write_media(Step::Rewrite, &id, vec![1_u8; 64].into())
@@ -45,11 +59,17 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             .write_media(Step::Rewrite, &id, vec![2_u8; 3].into())
             .await?;
         self.expect_media(Step::Rewrite, &id, &reader, &[2, 2, 2])
+            .await?;
+        let ctx = self.ctx;
+        self.read_back_media(Step::Rewrite, ctx, &id, Some(&[2, 2, 2]))
+            .await?;
+        let never_written = self.conduit_id("media", Step::ReadMissing);
+        self.read_back_media(Step::ReadMissing, ctx, &never_written, None)
             .await
     }
 
     // Both conversations write different bytes under one id; each reader returns its own
-    // conversation's bytes. With retrievables persisted, each conversation also stores a
+    // conversation's bytes, and so does a fresh read by id in each. With retrievables persisted, each conversation also stores a
     // retrievable spooled under that id, and its fetch must read back its own text.
     pub(super) async fn bytes_per_partition(
         &mut self,
@@ -82,6 +102,13 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
         for ((_, text), (spool, reader)) in conversations.iter().zip(spools.iter().zip(&media)) {
             self.expect_spool(step, &id, spool, text.as_bytes()).await?;
             self.expect_media(step, &id, reader, text.as_bytes())
+                .await?;
+        }
+        // Only now, after both writes: bytes kept under the id alone read back as the other's.
+        for (ctx, text) in &conversations {
+            self.read_back_spool(step, ctx, &id, Some(text.as_bytes()))
+                .await?;
+            self.read_back_media(step, ctx, &id, Some(text.as_bytes()))
                 .await?;
         }
         if !retrievables_persisted {
@@ -180,6 +207,61 @@ impl<Adapter: StorageAdapter> Run<'_, Adapter> {
             .store_media_bytes(self.ctx, id.to_owned(), bytes)
             .await
             .map_err(|error| conduit_error(Subject::MediaBytes, step, id, error))
+    }
+
+    // Reads `id` back in `ctx` through a fresh `read_retrievable_bytes` call: `written` must
+    // come back, or, for `None`, nothing may be found.
+    async fn read_back_spool(
+        &mut self,
+        step: Step,
+        ctx: &StorageContext,
+        id: &str,
+        written: Option<&[u8]>,
+    ) -> Result<(), ConformanceFailure> {
+        let subject = Subject::RetrievableBytes;
+        let found = self
+            .adapter
+            .read_retrievable_bytes(ctx, id.to_owned())
+            .await
+            .map_err(|error| read_error(subject, step, id, error))?;
+        match (found, written) {
+            (Some(reader), Some(written)) => self
+                .expect_spool(step, id, &reader, written)
+                .await
+                .map_err(read_back_failure),
+            (None, None) => {
+                self.checks_passed += 1;
+                Ok(())
+            }
+            (found, written) => Err(found_where_not(subject, step, id, found.is_some(), written)),
+        }
+    }
+
+    // As `read_back_spool`, through a fresh `read_media_bytes` call.
+    async fn read_back_media(
+        &mut self,
+        step: Step,
+        ctx: &StorageContext,
+        id: &str,
+        written: Option<&[u8]>,
+    ) -> Result<(), ConformanceFailure> {
+        let subject = Subject::MediaBytes;
+        let found = self
+            .adapter
+            .read_media_bytes(ctx, id.to_owned())
+            .await
+            .map_err(|error| read_error(subject, step, id, error))?;
+        match (found, written) {
+            (Some(reader), Some(written)) => self
+                .expect_media(step, id, &reader, written)
+                .await
+                .map_err(read_back_failure),
+            (None, None) => {
+                self.checks_passed += 1;
+                Ok(())
+            }
+            (found, written) => Err(found_where_not(subject, step, id, found.is_some(), written)),
+        }
     }
 
     pub(super) async fn expect_spool(
@@ -354,6 +436,65 @@ pub(super) fn expect_same_bytes(
         ),
         error: None,
     })
+}
+
+// The name of the read that goes with a conduit, as failures spell it.
+fn read_call(subject: Subject) -> &'static str {
+    match subject {
+        Subject::MediaBytes => "read_media_bytes",
+        _ => "read_retrievable_bytes",
+    }
+}
+
+fn read_error(subject: Subject, step: Step, id: &str, error: StorageError) -> ConformanceFailure {
+    ConformanceFailure {
+        subject,
+        step,
+        expected: format!("a fresh `{}` of `{id}` to succeed", read_call(subject)),
+        found: format!("the error \"{error}\""),
+        error: Some(error),
+    }
+}
+
+// A reader found by a fresh read departed from the bytes written: say it was the fresh read.
+fn read_back_failure(mut failure: ConformanceFailure) -> ConformanceFailure {
+    failure.expected = format!(
+        "{}, read back by id through a fresh `{}`",
+        failure.expected,
+        read_call(failure.subject)
+    );
+    failure
+}
+
+// A fresh read found bytes where none were written, or none where some were.
+fn found_where_not(
+    subject: Subject,
+    step: Step,
+    id: &str,
+    found: bool,
+    written: Option<&[u8]>,
+) -> ConformanceFailure {
+    let read = read_call(subject);
+    let (expected, found) = match (found, written) {
+        (false, Some(written)) => (
+            format!(
+                "a fresh `{read}` of `{id}` to find the {} bytes written under it",
+                written.len()
+            ),
+            "nothing stored under the id: the bytes were not kept".to_owned(),
+        ),
+        _ => (
+            format!("a fresh `{read}` of `{id}`, never written, to find nothing"),
+            "a reader".to_owned(),
+        ),
+    };
+    ConformanceFailure {
+        subject,
+        step,
+        expected,
+        found,
+        error: None,
+    }
 }
 
 pub(super) fn conduit_error(

@@ -21,11 +21,17 @@
 //! deletes it (gone, the others kept) and deletes the rest. Standing instructions are
 //! identified by value, so they are mutated and deleted by value.
 //!
-//! Each conduit is written with text, binary bytes and a chunked stream, read back byte for
-//! byte, then rewritten under the same id to check that the rewrite replaces the first bytes.
-//! Two conversations then write different bytes under one id, and each reader must return its
-//! own conversation's bytes; when retrievables are persisted, each conversation stores a
-//! retrievable spooled under that id, and each fetch must read back its own text.
+//! Each conduit is written with text, binary bytes and a chunked stream and read back byte for
+//! byte twice: through the reader the write returned, and through a fresh
+//! [`read_media_bytes`](super::StorageAdapter::read_media_bytes) /
+//! [`read_retrievable_bytes`](super::StorageAdapter::read_retrievable_bytes) call by id, so an
+//! adapter whose conduits keep nothing (a fresh in-memory spool per call) fails. It is then
+//! rewritten under the same id, and both reads must return the new bytes; an id never written
+//! must read back as nothing. Two conversations then write different bytes under one id, and
+//! each — through its reader and through a fresh read by id after both writes — must read back
+//! its own conversation's bytes, so an adapter that keys bytes by id alone fails; when
+//! retrievables are persisted, each conversation stores a retrievable spooled under that id,
+//! and each fetch must read back its own text.
 //!
 //! Every run uses two fresh conversation ids and record ids that start with a fresh UUID, and it
 //! ignores records it did not write, so it can run against a shared database. Records are

@@ -119,6 +119,8 @@ pub enum Step {
     WriteStream,
     /// Writing again under an id already written, and reading back.
     Rewrite,
+    /// Reading back an id nothing was written under, which must find nothing.
+    ReadMissing,
     /// Storing a record under an id the conversation already holds.
     DuplicateStore,
     /// Mutating an id the conversation never stored.
@@ -228,6 +230,7 @@ impl fmt::Display for Step {
             Step::WriteBytes => "write binary bytes",
             Step::WriteStream => "write a chunked stream",
             Step::Rewrite => "rewrite under the same id",
+            Step::ReadMissing => "read an id never written",
             Step::DuplicateStore => "store an id already stored",
             Step::MutateMissing => "mutate an id never stored",
             Step::DeleteMissing => "delete an id never stored",
