@@ -19,11 +19,10 @@
 //! `adk`, so code says `use adk::...` with no rename in your `Cargo.toml`. Start with
 //! `use adk::prelude::*` and the [getting-started guide](guide::getting_started).
 
-// Denied everywhere but `pipeline::slot`, which writes middleware futures into the memory a
-// pipeline walk allocated for them (so a layer costs no allocation), and `pipeline::chain`'s
-// `RunLayer`, which lends the context to one middleware at a time through a pointer (so a layer
-// costs no `async fn` state); their docs say why each needs `unsafe` and what keeps it sound.
-#![deny(unsafe_code)]
+// No `unsafe` in this crate, and none can be allowed back in by an item-level attribute: what
+// needs it (pinning, the futures runtime, the stores' drivers) is done by maintained
+// dependencies that own it.
+#![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.

@@ -70,7 +70,6 @@ pub(crate) fn middleware(
     let into_result = quote_spanned! {output.span()=>
         <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
     };
-    let slot = syn::Ident::new("slot", proc_macro2::Span::call_site());
     // Every pipeline the fn is declared for has the same scope (validated), so one context.
     let first = pipelines.first().copied().unwrap_or(Pipeline::ALL[0]);
     let scope_context = format_ident!("{}", first.scope().context());
@@ -81,11 +80,11 @@ pub(crate) fn middleware(
     let written_context = super::parse::last_segment(context)
         .filter(|segment| segment.arguments.is_none())
         .map(|segment| segment.ident.to_string());
-    // Spanned at the function name: a future that is not `Send` is reported there. The future
-    // is written into the slot the pipeline walk set aside for it, not boxed.
+    // Spanned at the function name: a future that is not `Send` is reported there. The walk
+    // boxes the future `place` returns once, with its own step for the middleware.
     let place = if written_context.as_deref() == Some(first.scope().context()) {
         quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(#slot, #name::#name, #ctx, #next, #into_result)
+            ::adk::__private::middleware::place(#name::#name, #ctx, #next, #into_result)
         }
     } else {
         // Spanned at the user's context type: an alias of the wrong context fails here, with
@@ -98,11 +97,11 @@ pub(crate) fn middleware(
             <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast_next(#next)
         };
         quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(#slot, #name::#name, #cast_context, #cast_next, #into_result)
+            ::adk::__private::middleware::place(#name::#name, #cast_context, #cast_next, #into_result)
         }
     };
     let body_function = body_function(function, TokenStream::new());
-    // Each pipeline's impl writes the body's future into the slot itself: no trait of ours sits
+    // Each pipeline's impl hands the body's future to the walk itself: no trait of ours sits
     // between the walk and the body, and each impl is what a hand-written one would be. The
     // impl headers are written here, so a middleware registered on the wrong pipeline is
     // reported at the user's attribute; their methods come from `adk::__middleware_methods!`,
@@ -116,7 +115,7 @@ pub(crate) fn middleware(
             #(#cfgs)*
             #[automatically_derived]
             impl ::adk::pipeline::Middleware<::adk::pipeline::#marker> for #name {
-                ::adk::__middleware_methods!(#marker, #scope_context, |#ctx, #next, #slot| #place);
+                ::adk::__middleware_methods!(#marker, #scope_context, |#ctx, #next| #place);
             }
         }
     });

@@ -52,35 +52,30 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
     }
 }
 
-/// Writes a middleware fn's future into its slot, converting its output, without wrapping it in
-/// another `async` block (each wrapper would add its captures to every middleware's future).
-/// The conversion is passed in (as `MiddlewareResult::into_result`, spanned at the user's return
-/// type) so a return type that is not a middleware result is reported there, once.
+/// A middleware fn's future with its output converted, without wrapping it in an `async` block
+/// (which would keep `ctx` and `next` beside the body's own future). The conversion is passed in
+/// (as `MiddlewareResult::into_result`, spanned at the user's return type) so a return type that
+/// is not a middleware result is reported there, once; the `Send` bound on `F` is checked here,
+/// reported at the user's fn name.
 ///
-/// `body` (the user's fn) is called on `ctx` and `next` inside the slot, so its future is not
-/// built elsewhere and copied in. The closure that does it is written here, once: a closure in
-/// the code generated for each middleware costs `cargo check` more than this generic call.
+/// Generic, and written here once: a closure or an `async` block in the code generated for each
+/// middleware would cost the user's `cargo check` more than this call.
 pub fn place<'a, Body, Ctx, NextArg, F>(
-    slot: Slot<'a, '_>,
     body: Body,
     ctx: Ctx,
     next: NextArg,
     into_result: fn(F::Output) -> Result<(), BoxError>,
-) -> Started<'a>
+) -> impl std::future::Future<Output = Result<(), BoxError>> + Send + 'a
 where
     Body: FnOnce(Ctx, NextArg) -> F,
     F: std::future::Future + Send + 'a,
 {
-    slot.place(move || body(ctx, next), into_result)
+    futures_util::FutureExt::map(body(ctx, next), into_result)
 }
 
-use crate::pipeline::own_slot;
-pub use crate::pipeline::{Slot, Started};
-
-/// Runs `middleware` outside a pipeline walk, its future in a slot of its own: a
-/// `#[middleware]` fn's `Middleware::handle`. Generic, so it is checked once here rather than in
-/// every user's crate.
-pub fn handle_in_own_slot<'a, M, P>(
+/// `Middleware::handle` for a `#[middleware]` fn: its unboxed future, boxed. Generic, so it is
+/// checked once here rather than in every user's crate.
+pub fn boxed<'a, M, P>(
     middleware: &'a M,
     ctx: &'a mut P::Context,
     next: Next<'a, P::Context>,
@@ -89,39 +84,41 @@ where
     M: crate::pipeline::Middleware<P>,
     P: crate::pipeline::Pipeline,
 {
-    own_slot(move |slot| middleware.handle_in_slot(ctx, next, slot))
+    Box::pin(middleware.handle_unboxed(ctx, next))
 }
 
 /// The methods of a `#[middleware]` fn's `Middleware` impl for one pipeline. Not a public API.
 ///
-/// `handle_in_slot` runs `$place`, which the proc macro built and spanned at the user's tokens;
-/// `handle` runs it in a slot of its own. The impl's header is written by the proc macro, so a
-/// middleware registered on the wrong pipeline is reported at the user's attribute with no
-/// mention of a macro of ours. The methods are written here rather than by the proc macro
-/// because rustc expands a `macro_rules!` far faster than an unoptimised proc macro builds the
-/// same tokens, on every `cargo check` of the user's crate.
+/// `handle_unboxed` runs `$place`, which the proc macro built and spanned at the user's tokens;
+/// `handle` boxes it. The impl's header is written by the proc macro, so a middleware registered
+/// on the wrong pipeline is reported at the user's attribute with no mention of a macro of ours.
+/// The methods are written here rather than by the proc macro because rustc expands a
+/// `macro_rules!` far faster than an unoptimised proc macro builds the same tokens, on every
+/// `cargo check` of the user's crate.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_methods {
-    ($pipeline:ident, $context:ident, |$ctx:ident, $next:ident, $slot:ident| $place:expr) => {
+    ($pipeline:ident, $context:ident, |$ctx:ident, $next:ident| $place:expr) => {
         fn handle<'a>(
             &'a self,
             ctx: &'a mut $crate::$context,
             next: $crate::pipeline::Next<'a, $crate::$context>,
         ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>>
         {
-            $crate::__private::middleware::handle_in_own_slot::<Self, $crate::pipeline::$pipeline>(
-                self, ctx, next,
-            )
+            $crate::__private::middleware::boxed::<Self, $crate::pipeline::$pipeline>(self, ctx, next)
         }
 
         #[inline]
-        fn handle_in_slot<'a>(
+        fn handle_unboxed<'a>(
             &'a self,
             $ctx: &'a mut $crate::$context,
             $next: $crate::pipeline::Next<'a, $crate::$context>,
-            $slot: $crate::__private::middleware::Slot<'a, '_>,
-        ) -> $crate::__private::middleware::Started<'a> {
+        ) -> impl ::core::future::Future<
+            Output = ::core::result::Result<(), $crate::pipeline::BoxError>,
+        > + ::core::marker::Send + 'a
+        where
+            Self: ::core::marker::Sized,
+        {
             $place
         }
     };

@@ -23,7 +23,6 @@
 
 mod chain;
 mod from_fn;
-mod slot;
 
 use std::fmt;
 use std::future::Future;
@@ -33,9 +32,6 @@ pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 
 pub use from_fn::{FromFn, from_fn};
-pub(crate) use slot::own_slot;
-#[doc(hidden)]
-pub use slot::{Slot, Started};
 
 pub use crate::error::BoxError;
 
@@ -260,19 +256,20 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
         next: Next<'a, P::Context>,
     ) -> BoxFuture<'a, Result<(), BoxError>>;
 
-    /// Starts this middleware: its future is written into `slot`, memory the pipeline walk
-    /// allocated once for all its middleware, and polled there once; [`Started`] says whether
-    /// it finished or waits. Not a public API: `#[middleware]` overrides it so its futures are
-    /// not boxed; the default boxes [`handle`](Middleware::handle)'s future and keeps the box in
-    /// the slot.
+    /// Runs this middleware with its future unboxed: a pipeline walk boxes it once, together
+    /// with its own bookkeeping for the middleware. Not a public API: `#[middleware]` overrides
+    /// it, so its futures are boxed once per walk step rather than twice; the default is
+    /// [`handle`](Middleware::handle)'s boxed future.
     #[doc(hidden)]
-    fn handle_in_slot<'a>(
+    fn handle_unboxed<'a>(
         &'a self,
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-        slot: Slot<'a, '_>,
-    ) -> Started<'a> {
-        slot.hold(self.handle(ctx, next))
+    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a
+    where
+        Self: Sized,
+    {
+        self.handle(ctx, next)
     }
 
     /// The name run-time errors use for this middleware (`E_PIPELINE_SHORT_CIRCUITED`, a
