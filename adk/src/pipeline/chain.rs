@@ -52,11 +52,17 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
                 bookkeeping,
                 position: position + 1,
             };
-            // Started on the first poll, inside the panic boundary: `Flatten` keeps either what
-            // starts the middleware or its future, never both.
-            let middleware = &self.middleware;
-            let start = futures_util::future::lazy(|_| middleware.handle_unboxed(&mut *ctx, next));
-            let result = AssertUnwindSafe(start.flatten()).catch_unwind().await;
+            // Every borrow of the context the middleware took ends with this block; a panic
+            // while starting it ends the block early.
+            let result = 'run: {
+                let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    self.middleware.handle_unboxed(&mut *ctx, next)
+                })) {
+                    Ok(future) => future,
+                    Err(panic) => break 'run Err(panic),
+                };
+                AssertUnwindSafe(future).catch_unwind().await
+            };
             let outcome = finished(bookkeeping, ctx, position, result);
             settle(bookkeeping, position, outcome)
         })
