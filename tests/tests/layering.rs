@@ -7,8 +7,7 @@
 //! before it, so no two modules import each other), that no files import each other in a
 //! circle, that none of the wrong-way imports issue 24 removed is back, and that no source file
 //! of `adk` or `adk-macros` is longer than [`MAX_LINES`]. A new top-level module fails the test
-//! until it is placed in [`LAYERS`]. One import is still against the layers, confined to the
-//! files [`KNOWN_EXCEPTION`] names and explained there.
+//! until it is placed in [`LAYERS`]. There is no exception.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -214,21 +213,6 @@ const LAYERS: &[Layer] = &[
     },
 ];
 
-/// The one import against [`LAYERS`] still in the code, by importing files and imported module.
-/// `StorageAdapter::fetch_tools` returns `Tool`s; a tool's handler takes a `ToolInvocation`,
-/// which carries the turn's `SharedStorage` and `StorageContext`: a cycle in the types, not
-/// only in the imports. Breaking it needs a change to the storage contract or to what a handler
-/// receives (docs/architecture.md says which); until then it is confined to these two files.
-const KNOWN_EXCEPTION: (&[&str], &str) = (
-    &["primitives/tool.rs", "primitives/tool_invocation.rs"],
-    "storage",
-);
-
-/// Whether `file`'s import of `module` is the known exception.
-fn is_known_exception(file: &str, module: &str) -> bool {
-    KNOWN_EXCEPTION.0.contains(&file) && module == KNOWN_EXCEPTION.1
-}
-
 /// The longest a source file of `adk/src` or `adk-macros/src` may be.
 const MAX_LINES: usize = 900;
 
@@ -273,6 +257,11 @@ const REMOVED_IMPORTS: &[(&str, &str, &str)] = &[
         "mismatches are middleware state's own types",
     ),
     ("storage/", "context", "`Record` is a primitive"),
+    (
+        "primitives/",
+        "storage",
+        "a tool invocation's storage half is storage's (`storage/invocation.rs`)",
+    ),
     (
         "context/",
         "dispatch",
@@ -631,7 +620,7 @@ fn module_imports(
         let entry = modules.entry(from.clone()).or_default();
         for target in targets {
             let to = module_of(target);
-            if to != from && to != "lib" && !is_known_exception(file, &to) {
+            if to != from && to != "lib" {
                 entry.insert(to);
             }
         }
@@ -732,21 +721,6 @@ fn no_two_top_level_modules_import_each_other() {
 }
 
 #[test]
-fn the_known_exception_is_still_needed() {
-    // So the exception goes once the cycle is broken, instead of hiding a new import.
-    let files = file_imports();
-    for file in KNOWN_EXCEPTION.0 {
-        assert!(
-            files.get(*file).is_some_and(|targets| targets
-                .iter()
-                .any(|target| module_of(target) == KNOWN_EXCEPTION.1)),
-            "{file} no longer imports `{}`: remove it from KNOWN_EXCEPTION",
-            KNOWN_EXCEPTION.1
-        );
-    }
-}
-
-#[test]
 fn no_files_import_each_other_in_a_circle() {
     let files = file_imports();
     let circles = strongly_connected(&files);
@@ -805,6 +779,7 @@ fn the_scan_sees_imports_the_rules_are_about() {
     assert!(of("context/turn.rs").contains("state/mod.rs"));
     assert!(of("context/turn.rs").contains("context/abort.rs"));
     assert!(of("gate.rs").contains("error/mod.rs"));
+    assert!(of("storage/invocation.rs").contains("primitives/mod.rs"));
     assert!(
         !of("pipeline/mod.rs")
             .iter()

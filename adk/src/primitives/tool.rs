@@ -18,10 +18,11 @@ use serde_json::{Map, Value, json};
 
 use super::error::Checker;
 use super::tool_arguments::{ArgumentCheck, InvalidToolArgs};
-use super::tool_invocation::{ToolError, ToolHandler, ToolInvocation, ToolOutput};
+use super::tool_invocation::{
+    CarriedContext, CarriedStorage, ToolError, ToolHandler, ToolInvocation, ToolOutput,
+};
 use super::tool_registry::CollisionPolicy;
 use super::{PrimitiveError, PrimitiveKind};
-use crate::storage::{SharedStorage, StorageContext};
 
 struct ToolParts {
     name: String,
@@ -150,8 +151,8 @@ impl Tool {
         checksum: &str,
         dispatch_id: &str,
         iteration: u32,
-        storage: SharedStorage,
-        storage_context: StorageContext,
+        storage: CarriedStorage,
+        storage_context: CarriedContext,
     ) -> ToolInvocation {
         ToolInvocation {
             tool_name: Arc::from(self.parts.name.as_str()),

@@ -1,6 +1,12 @@
 //! What a tool handler receives ([`ToolInvocation`]: the call, and the turn's storage) and what
 //! it returns ([`ToolOutput`], or a [`ToolError`]).
+//!
+//! Values know no storage, so this file names no storage type: an invocation carries the turn's
+//! storage as the types [`InvocationStorage`] names, which the storage layer supplies, and the
+//! invocation's storage methods (`with_storage`, `storage`, `storage_context`, the byte
+//! conduits) are defined there, in `storage/invocation.rs`.
 
+use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -8,8 +14,6 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::{Media, SpooledArtifact};
-use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
-use crate::storage::{NoopStorage, SharedStorage, StorageContext, StorageError};
 
 /// The stored form of a tool's handler: an async function of the arguments and the invocation.
 ///
@@ -44,50 +48,60 @@ pub struct ToolInvocation {
     pub(super) checksum: Option<Arc<str>>,
     pub(super) meta: Arc<Map<String, Value>>,
     pub(super) dispatch: Option<(Arc<str>, u32)>,
-    pub(super) storage: SharedStorage,
-    pub(super) storage_context: StorageContext,
+    pub(crate) storage: CarriedStorage,
+    pub(crate) storage_context: CarriedContext,
 }
 
-/// The conversation id of the storage context an invocation made outside a turn carries.
-const STANDALONE_CONVERSATION: &str = "standalone-tool-invocation";
+/// The storage half of a [`ToolInvocation`], as the layer that supplies it names it: the handle
+/// a handler reaches the turn's storage through, and what every storage call receives.
+///
+/// The dependency is inverted so that values know no storage: this module states what it needs
+/// of the storage half (a handle and a context that clone, print and cross threads, and a
+/// default for an invocation made outside a turn), and `storage` implements the trait for
+/// [`TurnStorage`] with its `SharedStorage` and `StorageContext`.
+pub(crate) trait InvocationStorage {
+    /// The handle to the turn's storage (`SharedStorage`).
+    type Storage: Clone + fmt::Debug + Send + Sync + 'static;
+    /// What every storage call receives (`StorageContext`).
+    type Context: Clone + fmt::Debug + Send + Sync + 'static;
+
+    /// The storage of an invocation made outside a turn.
+    fn standalone() -> (Self::Storage, Self::Context);
+}
+
+/// The one implementation of [`InvocationStorage`] the crate's invocations carry (it has no
+/// values: it only names the implementation, which lives in `storage`).
+pub(crate) enum TurnStorage {}
+
+/// The handle to the turn's storage an invocation carries.
+pub(crate) type CarriedStorage = <TurnStorage as InvocationStorage>::Storage;
+
+/// The storage context an invocation hands every storage call.
+pub(crate) type CarriedContext = <TurnStorage as InvocationStorage>::Context;
 
 impl ToolInvocation {
     /// An invocation of `tool_name` identified by `call_id`, with empty `meta`, outside any
     /// dispatch. Its storage is a fresh [`NoopStorage`] (whose byte conduits keep bytes in
     /// memory) until [`with_storage`](Self::with_storage) says otherwise: enough to test a
     /// handler on its own.
+    ///
+    /// [`NoopStorage`]: crate::storage::NoopStorage
     pub fn new(tool_name: impl Into<String>, call_id: impl Into<String>) -> Self {
+        let (storage, storage_context) = TurnStorage::standalone();
         Self {
             tool_name: Arc::from(tool_name.into()),
             call_id: Arc::from(call_id.into()),
             checksum: None,
             meta: Arc::new(Map::new()),
             dispatch: None,
-            storage: SharedStorage::new(NoopStorage::new()),
-            storage_context: StorageContext::new(STANDALONE_CONVERSATION),
+            storage,
+            storage_context,
         }
     }
 
     /// The same invocation carrying `meta`.
     pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Arc::new(meta);
-        self
-    }
-
-    /// The same invocation persisting through `storage`, with `storage_context` handed to
-    /// every storage call.
-    ///
-    /// ```
-    /// use adk::primitives::ToolInvocation;
-    /// use adk::storage::{NoopStorage, SharedStorage, StorageContext};
-    ///
-    /// let invocation = ToolInvocation::new("weather", "call-1")
-    ///     .with_storage(SharedStorage::new(NoopStorage::new()), StorageContext::new("c-7"));
-    /// assert_eq!(invocation.storage_context().conversation_id().as_str(), "c-7");
-    /// ```
-    pub fn with_storage(mut self, storage: SharedStorage, storage_context: StorageContext) -> Self {
-        self.storage = storage;
-        self.storage_context = storage_context;
         self
     }
 
@@ -122,51 +136,6 @@ impl ToolInvocation {
     /// The dispatch iteration running the tool, counted from zero; `None` outside a dispatch.
     pub fn iteration(&self) -> Option<u32> {
         self.dispatch.as_ref().map(|(_, iteration)| *iteration)
-    }
-
-    /// The turn's storage.
-    pub fn storage(&self) -> &SharedStorage {
-        &self.storage
-    }
-
-    /// What storage calls receive: conversation, turn, identity, cancellation.
-    pub fn storage_context(&self) -> &StorageContext {
-        &self.storage_context
-    }
-
-    /// Routes media bytes into storage and returns a reader over them; build a
-    /// [`Media`] from the reader and return it, or store the record that owns it.
-    ///
-    /// ```
-    /// use adk::primitives::ToolInvocation;
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let invocation = ToolInvocation::new("camera", "call-1");
-    /// let reader = invocation.store_media_bytes("photo-1", vec![0xff, 0xd8]).await?;
-    /// # let _ = reader;
-    /// # Ok::<(), adk::storage::StorageError>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn store_media_bytes(
-        &self,
-        id: impl Into<String>,
-        bytes: impl Into<ConduitBytes>,
-    ) -> Result<MediaReader, StorageError> {
-        self.storage
-            .store_media_bytes(&self.storage_context, id.into(), bytes.into())
-            .await
-    }
-
-    /// Routes large text into storage and returns a spool reader over it; wrap the reader in
-    /// a [`SpooledArtifact`] and return it.
-    pub async fn store_retrievable_bytes(
-        &self,
-        id: impl Into<String>,
-        bytes: impl Into<ConduitBytes>,
-    ) -> Result<SpoolReader, StorageError> {
-        self.storage
-            .store_retrievable_bytes(&self.storage_context, id.into(), bytes.into())
-            .await
     }
 }
 
@@ -335,18 +304,6 @@ mod tests {
     use super::*;
     use crate::primitives::Tool;
     use serde_json::json;
-
-    #[tokio::test]
-    async fn a_standalone_invocation_stores_media_bytes_in_memory() {
-        let invocation = ToolInvocation::new("camera", "c");
-        assert_eq!(invocation.dispatch_id(), None);
-        assert_eq!(invocation.iteration(), None);
-        let reader = invocation
-            .store_media_bytes("photo", vec![1u8, 2, 3])
-            .await
-            .unwrap();
-        assert!(!reader.is_detached());
-    }
 
     #[tokio::test]
     async fn the_handler_receives_arguments_and_invocation() {

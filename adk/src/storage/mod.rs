@@ -32,6 +32,7 @@ pub mod conformance;
 mod context;
 mod erased;
 mod error;
+mod invocation;
 mod noop;
 mod primitive;
 mod window;
