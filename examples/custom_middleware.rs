@@ -91,7 +91,11 @@ pub async fn run() -> Result<Vec<String>, BoxError> {
                     .unwrap_or_default();
                 format!("budget {limit}: answered \"{answer}\"")
             }
-            TurnStatus::Failed(error) => format!("budget {limit}: refused: {}", error.message()),
+            // The error says "the dispatch was nacked"; its cause is the reason given to `nack`.
+            TurnStatus::Failed(error) => match error.cause() {
+                Some(reason) => format!("budget {limit}: refused: {reason}"),
+                None => format!("budget {limit}: failed: {error}"),
+            },
             TurnStatus::Aborted(reason) => format!("budget {limit}: aborted: {reason}"),
             TurnStatus::DispatchAborted(reason) => {
                 format!("budget {limit}: no answer, the dispatch was aborted: {reason}")

@@ -383,9 +383,8 @@ async fn a_nack_carries_its_own_error_to_dispatch_end_the_error_event_and_the_tu
     assert_eq!(reported.code(), ErrorCode::Nacked);
     assert_eq!(*cause_of::<Refusal>(reported), expected);
     assert!(
-        reported.message().contains("refused under policy medical"),
-        "{}",
-        reported.message()
+        format!("{reported:#}").contains("refused under policy medical"),
+        "{reported:#}"
     );
     let failed = failed_with(&outcome);
     assert_eq!(failed.code(), ErrorCode::Nacked);
@@ -763,7 +762,7 @@ async fn a_second_failure_in_one_dispatch_pipeline_walk_reaches_the_event_bus_af
         .events()
         .into_iter()
         .filter_map(|event| match event {
-            Event::Error { error, .. } => Some(format!("{} {error}", error.code().as_str())),
+            Event::Error { error, .. } => Some(format!("{error:#}")),
             _ => None,
         })
         .collect();
@@ -778,7 +777,7 @@ async fn a_second_failure_in_one_dispatch_pipeline_walk_reaches_the_event_bus_af
     );
     // The first failure stays the turn's error.
     assert!(
-        failed_with(&outcome).to_string().contains("policy inner"),
+        format!("{:#}", failed_with(&outcome)).contains("policy inner"),
         "{:?}",
         outcome.status
     );
@@ -1330,9 +1329,8 @@ async fn a_refused_chunk_returned_with_question_mark_ends_the_dispatch_as_an_exe
     let failed = failed_with(&outcome);
     assert_eq!(failed.code().as_str(), "E_LLM_EXECUTION_EXECUTOR_ERROR");
     assert!(
-        failed.message().contains("already complete"),
-        "{}",
-        failed.message()
+        format!("{failed:#}").contains("already complete"),
+        "{failed:#}"
     );
     assert_eq!(
         *cause_of::<ReportError>(failed),

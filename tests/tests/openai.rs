@@ -784,9 +784,9 @@ async fn an_error_status_fails_the_dispatch_with_the_servers_message() {
     let error = failure(&run);
     assert_eq!(error.code(), ErrorCode::ExecutorError);
     assert!(
-        error.message().contains("The model is overloaded") && error.message().contains("500"),
-        "{}",
-        error.message()
+        format!("{error:#}").contains("The model is overloaded")
+            && format!("{error:#}").contains("500"),
+        "{error:#}"
     );
     assert!(matches!(
         openai_error(error),
@@ -808,7 +808,7 @@ async fn a_stream_that_stalls_after_its_headers_times_out() {
 
     let error = failure(&run);
     assert_eq!(error.code(), ErrorCode::ExecutorError);
-    assert!(error.message().contains("stalled"), "{}", error.message());
+    assert!(format!("{error:#}").contains("stalled"), "{error:#}");
     assert!(matches!(
         openai_error(error),
         OpenAiError::Timeout {
@@ -836,11 +836,8 @@ async fn a_refused_connection_is_retried_then_reported_as_a_connect_error_naming
     let error = failure(&run);
     assert_eq!(error.code(), ErrorCode::ExecutorError);
     assert!(
-        error
-            .message()
-            .contains(&format!("127.0.0.1:{port}/v1/chat/completions")),
-        "{}",
-        error.message()
+        format!("{error:#}").contains(&format!("127.0.0.1:{port}/v1/chat/completions")),
+        "{error:#}"
     );
     assert!(matches!(openai_error(error), OpenAiError::Connect { .. }));
 }
@@ -899,9 +896,8 @@ async fn a_json_body_instead_of_an_event_stream_is_read_as_a_whole_answer_or_as_
     let reported = run_turn(config(&server), "Weather in Oslo?").await;
     let error = failure(&reported);
     assert!(
-        error.message().contains("quota exhausted"),
-        "{}",
-        error.message()
+        format!("{error:#}").contains("quota exhausted"),
+        "{error:#}"
     );
     assert!(matches!(
         openai_error(error),

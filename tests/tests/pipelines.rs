@@ -509,13 +509,13 @@ fn assert_failure_reported(staged: &Staged, error: &TurnError, code: ErrorCode, 
     assert_eq!(error.code(), code, "{error}");
     if panicked {
         assert_eq!(cause_of::<Panicked>(error).message, B_PANIC);
-        assert!(error.message().contains(B_PANIC), "{}", error.message());
+        assert!(format!("{error:#}").contains(B_PANIC), "{error:#}");
     } else {
         assert_eq!(
             *cause_of::<ScriptedFailure>(error),
             ScriptedFailure(B_FAILURE)
         );
-        assert!(error.message().contains(B_FAILURE), "{}", error.message());
+        assert!(format!("{error:#}").contains(B_FAILURE), "{error:#}");
     }
     assert_eq!(staged.log.outcomes_seen_by("a"), [Downstream::Failed]);
 }
@@ -686,9 +686,8 @@ async fn failing_executor(step: Step, cause_message: &str) -> (TurnOutcome, Even
     let reported = &events.errors()[0];
     assert_eq!(reported.code(), code);
     assert!(
-        reported.message().contains(cause_message),
-        "the message should include the cause's: {}",
-        reported.message()
+        format!("{reported:#}").contains(cause_message),
+        "the report should include the cause's: {reported:#}"
     );
     assert_eq!(failed_with(&outcome).code(), code);
     assert_eq!(
@@ -702,7 +701,7 @@ async fn failing_executor(step: Step, cause_message: &str) -> (TurnOutcome, Even
 }
 
 #[tokio::test]
-async fn an_executor_error_nacks_the_dispatch_with_the_cause_in_the_message_and_skips_output() {
+async fn an_executor_error_nacks_the_dispatch_with_its_cause_in_the_report_and_skips_output() {
     let (_, events, _) =
         failing_executor(Step::Fail("the model is down"), "the model is down").await;
     assert_eq!(

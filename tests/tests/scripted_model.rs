@@ -150,13 +150,8 @@ async fn a_dispatch_without_a_user_message_fails_naming_what_to_add() {
         panic!("expected a failed turn, got {:?}", outcome.status);
     };
     assert!(
-        error.message().contains("found no user message"),
-        "{}",
-        error.message()
+        format!("{error:#}").contains("found no user message"),
+        "{error:#}"
     );
-    assert!(
-        error.message().contains("Message::user"),
-        "{}",
-        error.message()
-    );
+    assert!(format!("{error:#}").contains("Message::user"), "{error:#}");
 }

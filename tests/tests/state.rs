@@ -454,7 +454,9 @@ async fn a_missing_required_template_key_fails_the_turn_before_the_model_is_call
         Some(ErrorCode::StateTemplateKeyMissing)
     );
     match &outcome.status {
-        TurnStatus::Failed(error) => assert!(error.to_string().contains("`user:name`"), "{error}"),
+        TurnStatus::Failed(error) => {
+            assert!(format!("{error:#}").contains("`user:name`"), "{error:#}")
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(

@@ -160,7 +160,7 @@ async fn a_user_message_that_cannot_be_stored_fails_the_turn_before_turn_input()
     assert_eq!(outcome.dispatch, None);
     let error = outcome.into_result().unwrap_err();
     assert_eq!(error.code(), ErrorCode::StorageFailed);
-    assert!(error.to_string().contains("disk full"), "{error}");
+    assert!(format!("{error:#}").contains("disk full"), "{error:#}");
 }
 
 #[tokio::test]
@@ -179,7 +179,10 @@ async fn into_result_turns_a_failed_turn_into_its_error_and_keeps_an_abort_ok() 
         .into_result()
         .unwrap_err();
     assert_eq!(error.code(), ErrorCode::ExecutorError);
-    assert!(error.to_string().contains("the model is down"));
+    assert!(
+        format!("{error:#}").contains("the model is down"),
+        "{error:#}"
+    );
 
     let refusing = executor_fn(|ctx: &mut DispatchContext| {
         Box::pin(async move {
@@ -257,7 +260,10 @@ async fn scripted_steps_call_a_users_typed_tool_then_reply_and_a_failing_handler
         .unwrap()
         .into_result()
         .unwrap_err();
-    assert!(error.to_string().contains("ran out of steps"), "{error}");
+    assert!(
+        format!("{error:#}").contains("ran out of steps"),
+        "{error:#}"
+    );
 }
 
 #[tokio::test]

@@ -281,8 +281,9 @@ impl DispatchContext {
     pub fn nack(&mut self, error: impl Into<BoxError>) -> Result<(), TurnError> {
         self.ensure_unsignalled()?;
         let error: BoxError = error.into();
-        self.signal =
-            Signal::Nacked(TurnError::new(ErrorCode::Nacked, error.to_string()).with_source(error));
+        self.signal = Signal::Nacked(
+            TurnError::new(ErrorCode::Nacked, "the dispatch was nacked").with_source(error),
+        );
         Ok(())
     }
 

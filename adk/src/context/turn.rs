@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 use tokio_util::sync::WaitForCancellationFuture;
 
 use crate::Registry;
-use crate::events::{ErrorCode, Event, EventSink, TurnError};
+use crate::events::{ErrorCode, EventSink, TurnError};
 use crate::ids::TurnId;
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
@@ -56,21 +56,22 @@ impl TurnShared {
         self.storage_context.turn_id()
     }
 
-    /// Emits an error event and remembers the first one, which becomes the turn's outcome.
+    /// Emits an error event and remembers the first one, which becomes the turn's outcome
+    /// (and so is logged at debug level only: the caller reports it).
     pub(crate) fn report_error(&self, error: TurnError) {
-        {
+        let is_outcome = {
             let mut first = self
                 .first_error
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            if first.is_none() {
+            let is_first = first.is_none();
+            if is_first {
                 *first = Some(error.clone());
             }
-        }
-        self.events.emit(Event::Error {
-            turn_id: self.turn_id().clone(),
-            error,
-        });
+            is_first
+        };
+        self.events
+            .emit_reported_error(self.turn_id().clone(), error, is_outcome);
     }
 
     /// Now, as a wall-clock time and a monotonic instant, from a single clock read.

@@ -94,8 +94,11 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         }
         Ok(()) => None,
         Err(error) => Some(
-            TurnError::new(ErrorCode::StateTemplateKeyMissing, error.to_string())
-                .with_source(error),
+            TurnError::new(
+                ErrorCode::StateTemplateKeyMissing,
+                "the instructions could not be rendered from state",
+            )
+            .with_source(error),
         ),
     };
     while dispatch_error.is_none() && !ctx.is_aborted() && !ctx.is_signalled() {
@@ -138,14 +141,11 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             Ok(Ok(())) => None,
             Ok(Err(error)) => match ctx.absorb_abort(error) {
                 Ok(()) => None,
-                Err(error) => Some(executor_error(error.to_string(), error)),
+                Err(error) => Some(executor_error(error)),
             },
             Err(panic) => {
                 let message = crate::pipeline::panic_message(panic.as_ref());
-                Some(executor_error(
-                    format!("panicked: {message}"),
-                    Panicked { message }.into(),
-                ))
+                Some(executor_error(Panicked { message }.into()))
             }
         };
         if let Some(error) = executor_failure {
@@ -251,9 +251,7 @@ async fn spool_preloaded(ctx: &mut DispatchContext) -> Result<(), TurnError> {
         .map_err(|error| {
             TurnError::new(
                 ErrorCode::DispatchPipelineError,
-                format!(
-                    "auto-spooling the retrievable `{id}` the dispatch started with failed: {error}"
-                ),
+                format!("auto-spooling the retrievable `{id}` the dispatch started with failed"),
             )
             .with_source(error)
         })?;
@@ -305,9 +303,9 @@ pub(crate) fn short_circuited(
     )
 }
 
-fn executor_error(cause: String, source: crate::pipeline::BoxError) -> TurnError {
+fn executor_error(source: crate::pipeline::BoxError) -> TurnError {
     // An executor that waited on a gate and failed with `?` ends the turn under the gate's code.
     let code = crate::gate::GateError::in_chain(source.as_ref())
         .map_or(ErrorCode::ExecutorError, crate::gate::GateError::code);
-    TurnError::new(code, format!("the executor failed: {cause}")).with_source(source)
+    TurnError::new(code, "the executor failed").with_source(source)
 }

@@ -294,13 +294,50 @@ impl EventSink {
     /// the turn goes on.
     pub fn emit(&self, event: Event) {
         mirror_to_tracing(&event);
+        self.deliver(&event);
+    }
+
+    /// Emits the `Event::Error` of an error the turn reported. Its `tracing` line is at debug
+    /// level when the error is the turn's outcome (`is_outcome`): the caller receives it as
+    /// `TurnStatus::Failed` and reports it, so a warning would print the same failure twice.
+    /// An error after the first reaches the caller only here, so it stays a warning.
+    pub(crate) fn emit_reported_error(&self, turn_id: TurnId, error: TurnError, is_outcome: bool) {
+        let code = error.code().as_str();
+        let text = logged_text(&error);
+        if is_outcome {
+            tracing::debug!(target: "adk::events", code, "the turn failed: {text}");
+        } else {
+            tracing::warn!(
+                target: "adk::events",
+                code,
+                "a further error after the turn's first: {text}"
+            );
+        }
+        self.deliver(&Event::Error { turn_id, error });
+    }
+
+    /// Delivers `event` to every listener, in registration order, containing panics.
+    fn deliver(&self, event: &Event) {
         for listener in self.listeners.iter() {
             let delivered =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(&event)));
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener(event)));
             if delivered.is_err() {
                 tracing::error!(event = event.name(), "an adk event listener panicked");
             }
         }
+    }
+}
+
+/// A `TurnError` as a log line's text: its message and causes, each once (`{:#}`), without the
+/// code, which the line carries as its `code` field.
+fn logged_text(error: &TurnError) -> String {
+    let report = format!("{error:#}");
+    match report
+        .strip_prefix(error.code().as_str())
+        .and_then(|text| text.strip_prefix(": "))
+    {
+        Some(text) => text.to_owned(),
+        None => report,
     }
 }
 
@@ -405,7 +442,8 @@ fn mirror_to_tracing(event: &Event) {
             tracing::warn!(
                 target: "adk::events",
                 code = error.code().as_str(),
-                "{error}"
+                "{}",
+                logged_text(error)
             );
         }
     }

@@ -162,11 +162,10 @@ impl MiddlewareFailure {
     /// The failure as the error the runner reports, under `code`.
     pub fn into_turn_error(self, code: crate::error::ErrorCode) -> crate::error::TurnError {
         let message = format!(
-            "middleware #{} `{}` of the `{}` pipeline failed: {}",
+            "middleware #{} `{}` of the `{}` pipeline failed",
             self.position + 1,
             self.name,
             self.pipeline,
-            self.cause
         );
         let error = crate::error::TurnError::new(code, message);
         match self.cause {

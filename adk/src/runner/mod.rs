@@ -202,7 +202,7 @@ impl TurnRunner {
                 shared.report_error(
                     TurnError::new(
                         ErrorCode::StorageFailed,
-                        format!("storing the user message before `turn_input` failed: {error}"),
+                        "storing the user message before `turn_input` failed",
                     )
                     .with_source(error),
                 );
@@ -289,7 +289,7 @@ impl TurnRunner {
                 ctx.shared.report_error(
                     TurnError::new(
                         ErrorCode::StateLoadFailed,
-                        format!("the session state of {key} could not be loaded: {error}"),
+                        format!("the session state of {key} could not be loaded"),
                     )
                     .with_source(error),
                 );
@@ -375,7 +375,7 @@ impl TurnRunner {
                 ctx.shared.report_error(
                     TurnError::new(
                         ErrorCode::MiddlewareStateSaveFailed,
-                        format!("the turn's state was not committed: {error}"),
+                        "the turn's state was not committed",
                     )
                     .with_source(error),
                 );
@@ -393,11 +393,8 @@ impl TurnRunner {
                 ErrorCode::StateCommitFailed
             };
             ctx.shared.report_error(
-                TurnError::new(
-                    code,
-                    format!("the turn's state was not committed to {key}: {error}"),
-                )
-                .with_source(error),
+                TurnError::new(code, format!("the turn's state was not committed to {key}"))
+                    .with_source(error),
             );
         }
     }
