@@ -1,5 +1,7 @@
 //! How failures read, as a specification: a failed turn's error says its cause once, in each
-//! format; a failure is logged once, not once by adk and again by the caller who reports it.
+//! format; a failure is logged once, not once by adk and again by the caller who reports it;
+//! the tool error the model reads names the tool without internal ids and lists every allowed
+//! value of an `enum` (bounded).
 
 use std::error::Error as _;
 use std::io::Write;
@@ -9,6 +11,8 @@ use adk::dispatch::executor_fn;
 use adk::events::ErrorCode;
 use adk::pipeline::from_fn;
 use adk::prelude::*;
+use adk::primitives::{ENUM_LISTING_CHARS, ENUM_VALUES_LISTED, ToolCall, ToolError};
+use serde_json::json;
 
 const REASON: &str = "the turn spent its budget of 3 model calls";
 
@@ -166,4 +170,100 @@ fn an_error_after_the_turns_first_is_still_warned_about() {
     let warned: Vec<&str> = log.lines().filter(|line| line.contains("WARN")).collect();
     assert_eq!(warned.len(), 1, "{log}");
     assert!(warned[0].contains("second failure"), "{}", warned[0]);
+}
+
+/// What the model reads when a tool call fails: the executor reports the error's text.
+fn model_facing_error(tool: Tool, args: serde_json::Value) -> String {
+    let seen: Arc<Mutex<Option<String>>> = Arc::default();
+    let filled = Arc::clone(&seen);
+    let executor = executor_fn(move |ctx: &mut DispatchContext| {
+        let filled = Arc::clone(&filled);
+        let args = args.clone();
+        Box::pin(async move {
+            let call = ToolCall::new("01a212aa/dispatch/call-0", "calculator", args)?;
+            let error = ctx.execute_tool(&call).await.unwrap_err();
+            *filled.lock().unwrap() = Some(error.to_string());
+            ctx.ack()?;
+            Ok::<(), BoxError>(())
+        })
+    });
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor)
+        .tool(tool)
+        .build();
+    let outcome = runtime()
+        .block_on(runner.run(RawTurnContext::new("c", "p").user_message("hi")))
+        .unwrap();
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    seen.lock().unwrap().take().expect("the executor ran")
+}
+
+fn calculator_with_units(units: &[String]) -> Tool {
+    Tool::builder("calculator")
+        .description("Converts.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"unit": {"enum": units}},
+            "required": ["unit"],
+        }))
+        .handler(|_, _| async { Ok("done") })
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_tool_error_the_model_reads_names_the_tool_without_the_call_id() {
+    let failing = Tool::builder("calculator")
+        .description("Adds.")
+        .handler(|_, _| async {
+            Err::<String, _>(ToolError::new(std::io::Error::other("division by zero")))
+        })
+        .build()
+        .unwrap();
+    let text = model_facing_error(failing, json!({}));
+    assert!(text.contains("\"calculator\""), "{text}");
+    assert!(text.contains("division by zero"), "{text}");
+    assert!(!text.contains("01a212aa"), "{text}");
+    assert!(!text.contains("call-0"), "{text}");
+}
+
+#[test]
+fn an_enum_violation_lists_every_allowed_value() {
+    let units: Vec<String> = ["km", "mi", "m", "ft", "yd", "nmi"]
+        .map(String::from)
+        .to_vec();
+    let text = model_facing_error(calculator_with_units(&units), json!({"unit": "kelvin"}));
+    assert!(
+        text.contains(r#""kelvin" is not one of "km", "mi", "m", "ft", "yd" or "nmi""#),
+        "{text}"
+    );
+    assert!(!text.contains("candidates"), "{text}");
+}
+
+#[test]
+fn an_enum_violation_with_too_many_values_lists_a_bounded_number_and_says_how_many_more() {
+    let units: Vec<String> = (0..ENUM_VALUES_LISTED + 5)
+        .map(|unit| format!("u{unit}"))
+        .collect();
+    let text = model_facing_error(calculator_with_units(&units), json!({"unit": "kelvin"}));
+    let listed = format!(r#""u{}""#, ENUM_VALUES_LISTED - 1);
+    assert!(text.contains(&listed), "{text}");
+    assert!(
+        !text.contains(&format!(r#""u{ENUM_VALUES_LISTED}""#)),
+        "{text}"
+    );
+    assert!(text.contains("and 5 more"), "{text}");
+
+    let long: Vec<String> = (0..ENUM_VALUES_LISTED)
+        .map(|unit| format!("{unit}{}", "x".repeat(60)))
+        .collect();
+    let text = model_facing_error(calculator_with_units(&long), json!({"unit": "kelvin"}));
+    let violation = text
+        .split("is not one of ")
+        .nth(1)
+        .expect("the enum violation");
+    let values = violation.split(" and ").next().unwrap();
+    assert!(values.len() <= ENUM_LISTING_CHARS, "{}", values.len());
+    assert!(text.contains(" more"), "{text}");
 }

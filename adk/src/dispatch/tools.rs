@@ -75,7 +75,10 @@ pub enum ToolExecutionError {
     #[error(transparent)]
     InvalidArgs(#[from] InvalidToolArgs),
     /// The handler returned an error, its source. Code `E_TOOL_DOWNSTREAM_ERROR`.
-    #[error("tool {tool:?} (call {call_id:?}): {source}")]
+    ///
+    /// The message names the tool, not the call's id: it is written for the model, which
+    /// does not need the id (the field and the `ToolExecutionEnd` event carry it).
+    #[error("tool {tool:?}: {source}")]
     Downstream {
         /// The tool.
         tool: String,
@@ -85,8 +88,9 @@ pub enum ToolExecutionError {
         #[source]
         source: HandlerFailed,
     },
-    /// The handler panicked; the panic was contained. Code `E_TOOL_DOWNSTREAM_ERROR`.
-    #[error("tool {tool:?} (call {call_id:?}): the handler {source}")]
+    /// The handler panicked; the panic was contained. Code `E_TOOL_DOWNSTREAM_ERROR`. Like
+    /// `Downstream`, the message leaves the call's id out.
+    #[error("tool {tool:?}: the handler {source}")]
     Panicked {
         /// The tool.
         tool: String,

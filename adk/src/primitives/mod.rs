@@ -57,7 +57,9 @@ pub use spooled_artifact::{GrepMatch, SpooledArtifact, SpooledArtifactHandle};
 pub use standing_instruction::{StandingInstruction, Tokenizable};
 pub use thought::Thought;
 pub use tool::{Tool, ToolBuilder, Typed, Untyped};
-pub use tool_arguments::{ArgumentViolation, InvalidToolArgs};
+pub use tool_arguments::{
+    ArgumentViolation, ENUM_LISTING_CHARS, ENUM_VALUES_LISTED, InvalidToolArgs,
+};
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
 pub use tool_invocation::{HandlerFailed, ToolError, ToolHandler, ToolInvocation, ToolOutput};
 pub(crate) use tool_invocation::{InvocationStorage, TurnStorage};

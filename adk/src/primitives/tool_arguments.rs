@@ -179,7 +179,12 @@ impl ArgumentCheck {
             .map(|error| ArgumentViolation {
                 pointer: error.instance_path().as_str().to_owned(),
                 schema_pointer: error.schema_path().as_str().to_owned(),
-                message: error.to_string(),
+                message: match error.kind() {
+                    jsonschema::error::ValidationErrorKind::Enum { options } => {
+                        not_one_of(error.instance(), options)
+                    }
+                    _ => error.to_string(),
+                },
             })
             .collect();
         let violations = match (violations.is_empty(), self.decode) {
@@ -203,6 +208,39 @@ impl ArgumentCheck {
             })
         }
     }
+}
+
+/// How many allowed values an `enum` violation lists before it says "and N more".
+pub const ENUM_VALUES_LISTED: usize = 20;
+
+/// How many characters of allowed values an `enum` violation lists, at most, before it says
+/// "and N more". A value is never cut in the middle, and the first is always listed.
+pub const ENUM_LISTING_CHARS: usize = 400;
+
+/// The message of an `enum` violation: every allowed value, so the model can pick one, bounded by
+/// [`ENUM_VALUES_LISTED`] values and [`ENUM_LISTING_CHARS`] characters, then "and N more".
+fn not_one_of(instance: &Value, options: &Value) -> String {
+    let options = options.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut listed: Vec<String> = Vec::new();
+    let mut chars = 0;
+    for option in options.iter().take(ENUM_VALUES_LISTED) {
+        let option = option.to_string();
+        if !listed.is_empty() && chars + option.len() > ENUM_LISTING_CHARS {
+            break;
+        }
+        chars += option.len() + 2;
+        listed.push(option);
+    }
+    let more = options.len() - listed.len();
+    let values = match (listed.split_last(), more) {
+        (None, _) => return format!("{instance} is not allowed: the schema's `enum` is empty"),
+        (Some((only, [])), 0) => {
+            return format!("{instance} is not {only}, the only allowed value");
+        }
+        (Some((last, rest)), 0) => format!("{} or {last}", rest.join(", ")),
+        (Some(_), more) => format!("{} and {more} more", listed.join(", ")),
+    };
+    format!("{instance} is not one of {values}")
 }
 
 fn decodes_into<Arguments: DeserializeOwned>(args: &Value) -> Result<(), serde_json::Error> {
