@@ -24,6 +24,9 @@
 // dependencies that own it.
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// Every example in the docs, the guides and the README is a doc-test: a deprecated call in one
+// fails the build, so the examples show the current names.
+#![doc(test(attr(deny(deprecated))))]
 
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
