@@ -80,8 +80,14 @@ pub(crate) fn middleware(
     let written_context = super::parse::last_segment(context)
         .filter(|segment| segment.arguments.is_none())
         .map(|segment| segment.ident.to_string());
-    // Spanned at the function name: a future that is not `Send` is reported there. The walk
-    // boxes the future `place` returns once, with its own step for the middleware.
+    // Spanned at the function name: `handle_unboxed` returns this type, and a body whose future
+    // is not `Send` is reported at the type's span, so there, once (`place` has no `Send` bound
+    // of its own to report it again). The walk boxes the future once, in its step for the
+    // middleware.
+    let future = quote_spanned! {name.span()=>
+        impl ::core::future::Future<Output = ::core::result::Result<(), ::adk::pipeline::BoxError>> + ::core::marker::Send + 'a
+    };
+    // Spanned at the function name too, as the call the future comes from.
     let place = if written_context.as_deref() == Some(first.scope().context()) {
         quote_spanned! {name.span()=>
             ::adk::__private::middleware::place(#name::#name, #ctx, #next, #into_result)
@@ -115,7 +121,7 @@ pub(crate) fn middleware(
             #(#cfgs)*
             #[automatically_derived]
             impl ::adk::pipeline::Middleware<::adk::pipeline::#marker> for #name {
-                ::adk::__middleware_methods!(#marker, #scope_context, |#ctx, #next| #place);
+                ::adk::__middleware_methods!(#marker, #scope_context, #future, |#ctx, #next| #place);
             }
         }
     });

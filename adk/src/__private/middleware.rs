@@ -55,8 +55,11 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
 /// A middleware fn's future with its output converted, without wrapping it in an `async` block
 /// (which would keep `ctx` and `next` beside the body's own future). The conversion is passed in
 /// (as `MiddlewareResult::into_result`, spanned at the user's return type) so a return type that
-/// is not a middleware result is reported there, once; the `Send` bound on `F` is checked here,
-/// reported at the user's fn name.
+/// is not a middleware result is reported there, once.
+///
+/// No `Send` bound here: the future is `Send` exactly when the body's is, and the one place that
+/// requires it is `handle_unboxed`'s return type, which the proc macro spans at the user's fn
+/// name. A bound here as well would report the same future a second time.
 ///
 /// Generic, and written here once: a closure or an `async` block in the code generated for each
 /// middleware would cost the user's `cargo check` more than this call.
@@ -65,10 +68,10 @@ pub fn place<'a, Body, Ctx, NextArg, F>(
     ctx: Ctx,
     next: NextArg,
     into_result: fn(F::Output) -> Result<(), BoxError>,
-) -> impl std::future::Future<Output = Result<(), BoxError>> + Send + 'a
+) -> impl std::future::Future<Output = Result<(), BoxError>> + 'a
 where
     Body: FnOnce(Ctx, NextArg) -> F,
-    F: std::future::Future + Send + 'a,
+    F: std::future::Future + 'a,
 {
     futures_util::FutureExt::map(body(ctx, next), into_result)
 }
@@ -89,7 +92,9 @@ where
 
 /// The methods of a `#[middleware]` fn's `Middleware` impl for one pipeline. Not a public API.
 ///
-/// `handle_unboxed` runs `$place`, which the proc macro built and spanned at the user's tokens;
+/// `handle_unboxed` runs `$place`, which the proc macro built and spanned at the user's tokens,
+/// and returns `$future`, the future's type (`impl Future<..> + Send + 'a`), which the proc
+/// macro spans at the user's fn name: a body whose future is not `Send` is reported there, once;
 /// `handle` boxes it. The impl's header is written by the proc macro, so a middleware registered
 /// on the wrong pipeline is reported at the user's attribute with no mention of a macro of ours.
 /// The methods are written here rather than by the proc macro because rustc expands a
@@ -98,14 +103,16 @@ where
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_methods {
-    ($pipeline:ident, $context:ident, |$ctx:ident, $next:ident| $place:expr) => {
+    ($pipeline:ident, $context:ident, $future:ty, |$ctx:ident, $next:ident| $place:expr) => {
         fn handle<'a>(
             &'a self,
             ctx: &'a mut $crate::$context,
             next: $crate::pipeline::Next<'a, $crate::$context>,
         ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>>
         {
-            $crate::__private::middleware::boxed::<Self, $crate::pipeline::$pipeline>(self, ctx, next)
+            $crate::__private::middleware::boxed::<Self, $crate::pipeline::$pipeline>(
+                self, ctx, next,
+            )
         }
 
         #[inline]
@@ -113,9 +120,7 @@ macro_rules! __middleware_methods {
             &'a self,
             $ctx: &'a mut $crate::$context,
             $next: $crate::pipeline::Next<'a, $crate::$context>,
-        ) -> impl ::core::future::Future<
-            Output = ::core::result::Result<(), $crate::pipeline::BoxError>,
-        > + ::core::marker::Send + 'a
+        ) -> $future
         where
             Self: ::core::marker::Sized,
         {
