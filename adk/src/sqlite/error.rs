@@ -41,6 +41,43 @@ pub enum SqliteError {
         /// The newest schema version this code can use.
         supported: i64,
     },
+    /// The file has no adk schema version but already holds tables adk did not create: it is
+    /// another program's database, which adk leaves unchanged.
+    #[error(
+        "the database {path:?} holds the table `{table}`, which adk did not create: it belongs \
+         to another program, so adk left it unchanged; give adk a file of its own"
+    )]
+    ForeignTables {
+        /// The database file.
+        path: PathBuf,
+        /// One table adk did not create.
+        table: String,
+    },
+    /// The file holds Google ADK session tables of a schema version the session store cannot
+    /// read; it was left unchanged.
+    #[error(
+        "the database {path:?} has ADK session schema version `{found}`; this store reads only \
+         version 1, so the file was left unchanged (migrate it with google-adk's migration tools, \
+         or open a different file)"
+    )]
+    SessionSchemaUnsupported {
+        /// The database file.
+        path: PathBuf,
+        /// The `schema_version` in `adk_internal_metadata`.
+        found: String,
+    },
+    /// The file holds a `sessions` table that is not Google ADK's (a column the session store
+    /// needs is missing); it was left unchanged.
+    #[error(
+        "the database {path:?} holds a `sessions` table without the column `{column}`: it is not \
+         Google ADK's session table, so the file was left unchanged; open a different file"
+    )]
+    ForeignSessionsTable {
+        /// The database file.
+        path: PathBuf,
+        /// A column Google ADK's `sessions` table has and this one lacks.
+        column: &'static str,
+    },
     /// The folder for the database could not be created.
     #[error("could not create the folder {folder:?} for the SQLite database: {source}")]
     CreateFolder {

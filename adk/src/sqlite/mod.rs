@@ -34,7 +34,10 @@
 //! gives the assistant messages, thoughts and tool calls written before records carried an
 //! [`AnswerLink`](crate::primitives::AnswerLink) their link, inferred turn by turn by
 //! [`link_legacy_answers`](crate::primitives::link_legacy_answers)), and refuses a file written
-//! by a newer schema ([`SqliteError::SchemaTooNew`]) without changing it.
+//! by a newer schema ([`SqliteError::SchemaTooNew`]), or a file with no schema version that
+//! already holds tables adk did not create ([`SqliteError::ForeignTables`]). Both are found with
+//! read-only queries before anything is written (the WAL switch included), so a refused file is
+//! left byte-for-byte unchanged.
 //!
 //! # Threading
 //!
@@ -170,7 +173,9 @@ impl SqliteStorage {
     ///
     /// [`StorageError::Backend`] with a [`SqliteError`] as its source when the folder cannot be
     /// created, SQLite cannot open the file or switch it to WAL mode, or the file's schema is
-    /// newer than this code knows ([`SqliteError::SchemaTooNew`]).
+    /// newer than this code knows ([`SqliteError::SchemaTooNew`]), or the file has no schema
+    /// version and holds tables adk did not create ([`SqliteError::ForeignTables`]). A refused
+    /// file is left byte-for-byte unchanged: it is checked before anything is written to it.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {

@@ -105,6 +105,9 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StorageError> {
     connection
         .busy_timeout(BUSY_TIMEOUT)
         .map_err(backend("setting the busy timeout"))?;
+    // Everything that can refuse the file is read first: switching to WAL rewrites the file's
+    // header, so a refused file must be turned away before it.
+    refuse_unusable(&connection, path)?;
     let journal_mode: String = connection
         .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
         .map_err(backend("switching to WAL mode"))?;
@@ -151,6 +154,66 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection, StorageError> {
         .map_err(backend("enabling foreign keys"))?;
     connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(connection)
+}
+
+// The tables `SqliteSessionStore` creates. A file it opened first (its schema has no
+// `user_version`) may be shared with the storage, so these are adk's own when the store's marker
+// table `adk_rs_middleware_state` is among them.
+const SESSION_STORE_TABLES: [&str; 6] = [
+    "adk_internal_metadata",
+    "app_states",
+    "user_states",
+    "sessions",
+    "events",
+    "adk_rs_middleware_state",
+];
+
+/// Refuses, with read-only queries only, a file this code must not write: one whose schema is
+/// newer than [`SCHEMA_VERSION`], or one without a schema version that already holds tables adk
+/// did not create (another program's database).
+fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageError> {
+    let found: i64 = connection
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(backend("reading the schema version"))?;
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::backend(SqliteError::SchemaTooNew {
+            path: path.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        }));
+    }
+    if found > 0 {
+        return Ok(());
+    }
+    let tables = connection
+        .prepare(
+            "SELECT name FROM sqlite_master
+             WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+             ORDER BY name",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(backend("listing the tables already in the file"))?;
+    let shared_with_sessions = tables
+        .iter()
+        .any(|table| table == "adk_rs_middleware_state");
+    let foreign = tables.into_iter().find(|table| {
+        let ours = PRIMITIVE_TABLES.contains(&table.as_str())
+            || table == "blobs"
+            || table == "blob_chunks"
+            || (shared_with_sessions && SESSION_STORE_TABLES.contains(&table.as_str()));
+        !ours
+    });
+    match foreign {
+        Some(table) => Err(StorageError::backend(SqliteError::ForeignTables {
+            path: path.to_owned(),
+            table,
+        })),
+        None => Ok(()),
+    }
 }
 
 fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StorageError> {

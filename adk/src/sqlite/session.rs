@@ -8,6 +8,7 @@ use jiff::tz::TimeZone;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::{Map, Value};
 
+use super::error::SqliteError;
 use super::worker::Worker;
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
@@ -95,13 +96,85 @@ fn prepare(connection: &mut Connection) -> Result<(), StorageError> {
     Ok(())
 }
 
+// Google ADK's `sessions` columns this store reads and writes.
+const SESSION_COLUMNS: [&str; 6] = [
+    "app_name",
+    "user_id",
+    "id",
+    "state",
+    "create_time",
+    "update_time",
+];
+
+/// Refuses, with read-only queries only, a file this store must not write: Google ADK session
+/// tables of another schema version, or a `sessions` table that is not Google ADK's. Runs before
+/// the WAL switch (which rewrites the file's header), so a refused file is left unchanged.
+fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageError> {
+    let failed = |operation: &'static str| {
+        move |error: rusqlite::Error| {
+            StorageError::backend(format!("SQLite failed while {operation}: {error}"))
+        }
+    };
+    let has_table = |table: &str| {
+        connection
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|found| found.is_some())
+            .map_err(failed("listing the tables already in the file"))
+    };
+    if has_table("adk_internal_metadata")? {
+        let version: Option<String> = connection
+            .query_row(
+                "SELECT value FROM adk_internal_metadata WHERE \"key\" = 'schema_version'",
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(failed("reading the ADK schema version"))?;
+        if let Some(found) = version.filter(|version| version != "1") {
+            return Err(StorageError::backend(
+                SqliteError::SessionSchemaUnsupported {
+                    path: path.to_owned(),
+                    found,
+                },
+            ));
+        }
+    }
+    if has_table("sessions")? {
+        let columns = connection
+            .prepare("SELECT name FROM pragma_table_info('sessions')")
+            .and_then(|mut statement| {
+                statement
+                    .query_map([], |row| row.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(failed("reading the columns of `sessions`"))?;
+        if let Some(column) = SESSION_COLUMNS
+            .into_iter()
+            .find(|column| !columns.iter().any(|name| name == column))
+        {
+            return Err(StorageError::backend(SqliteError::ForeignSessionsTable {
+                path: path.to_owned(),
+                column,
+            }));
+        }
+    }
+    Ok(())
+}
+
 impl SqliteSessionStore {
     /// Opens (or creates) the database at `path` and its tables.
     ///
     /// # Errors
     ///
-    /// A backend error when the file cannot be opened, switched to WAL, or has an ADK schema
-    /// version other than `'1'`.
+    /// A backend error when the file cannot be opened or switched to WAL. A file whose ADK
+    /// schema version is not `'1'` ([`SqliteError::SessionSchemaUnsupported`]) or whose
+    /// `sessions` table is not Google ADK's ([`SqliteError::ForeignSessionsTable`]) is refused
+    /// before anything is written to it, so it is left byte-for-byte unchanged.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, SessionStoreError> {
         let path = path.as_ref().to_owned();
         if let Some(folder) = path
@@ -115,6 +188,11 @@ impl SqliteSessionStore {
         let worker = Worker::start("adk-sqlite-sessions", move || {
             let mut connection = Connection::open(&path)
                 .map_err(|error| StorageError::backend(format!("opening {path:?}: {error}")))?;
+            // Waits for another process's lock during the check as well as afterwards.
+            connection
+                .busy_timeout(std::time::Duration::from_secs(10))
+                .map_err(|error| StorageError::backend(error.to_string()))?;
+            refuse_unusable(&connection, &path)?;
             connection
                 .pragma_update(None, "journal_mode", "WAL")
                 .map_err(|error| StorageError::backend(error.to_string()))?;
