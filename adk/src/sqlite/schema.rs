@@ -172,16 +172,7 @@ const SESSION_STORE_TABLES: [&str; 6] = [
 /// newer than [`SCHEMA_VERSION`], or one without a schema version that already holds tables adk
 /// did not create (another program's database).
 fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageError> {
-    let found: i64 = connection
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(backend("reading the schema version"))?;
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::backend(SqliteError::SchemaTooNew {
-            path: path.to_owned(),
-            found,
-            supported: SCHEMA_VERSION,
-        }));
-    }
+    let found = schema_version_at_most_ours(connection, path)?;
     if found > 0 {
         return Ok(());
     }
@@ -216,6 +207,23 @@ fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageEr
     }
 }
 
+/// The file's schema version (`PRAGMA user_version`, a read), refused when it is newer than
+/// [`SCHEMA_VERSION`]. Read before anything is written and again inside the migration's
+/// transaction, since another process may migrate the file in between.
+fn schema_version_at_most_ours(connection: &Connection, path: &Path) -> Result<i64, StorageError> {
+    let found: i64 = connection
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(backend("reading the schema version"))?;
+    if found > SCHEMA_VERSION {
+        return Err(StorageError::backend(SqliteError::SchemaTooNew {
+            path: path.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        }));
+    }
+    Ok(found)
+}
+
 fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StorageError> {
     // Rebuilding the `blobs` table (version 1 to 2) must not cascade into its chunks: foreign
     // keys are off for the migration (the pragma cannot change inside a transaction) and checked
@@ -235,16 +243,7 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
     let transaction = connection
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(backend("starting the schema migration"))?;
-    let found: i64 = transaction
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(backend("reading the schema version"))?;
-    if found > SCHEMA_VERSION {
-        return Err(StorageError::backend(SqliteError::SchemaTooNew {
-            path: path.to_owned(),
-            found,
-            supported: SCHEMA_VERSION,
-        }));
-    }
+    let found = schema_version_at_most_ours(&transaction, path)?;
     if found < 1 {
         let mut schema = String::new();
         for table in PRIMITIVE_TABLES {
