@@ -7,7 +7,8 @@
 //!   pipeline and writes `name-pre` / `name-post` into it;
 //! - [`ScriptedExecutor`] plays one [`Step`] per dispatch iteration and acknowledges once its
 //!   script runs out, so a dispatch always ends;
-//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call.
+//! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call;
+//! - [`captured_log`] returns what a piece of work logged through `tracing`, as text.
 
 pub mod postgres_database;
 
@@ -580,4 +581,50 @@ impl StorageAdapter for RecordingStorage {
         self.record(format!("read_retrievable_bytes {id}"));
         self.bytes.read_retrievable_bytes(ctx, id).await
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Every clone writes into one buffer, which [`captured_log`] reads back.
+#[derive(Clone, Default)]
+struct CapturedWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for CapturedWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        lock(&self.0).extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `work` with a plain-text (no colour) `tracing` subscriber as this thread's default,
+/// filtered by `filter` (an `EnvFilter` directive such as `adk=debug`), and returns what was
+/// logged with what `work` returned. Only this thread's logging is captured, so `work` should
+/// drive its futures on a current-thread runtime it builds.
+///
+/// ```
+/// // Nothing here logs, so the log is empty and the work's answer comes back.
+/// let (log, answer) = adk_integration_tests::captured_log("adk=debug", || 6 * 7);
+/// assert_eq!(answer, 42);
+/// assert!(log.is_empty());
+/// ```
+pub fn captured_log<T>(filter: &str, work: impl FnOnce() -> T) -> (String, T) {
+    let captured = CapturedWriter::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .finish();
+    let returned = {
+        let _guard = tracing_subscriber::util::SubscriberInitExt::set_default(subscriber);
+        work()
+    };
+    let bytes = lock(&captured.0).clone();
+    (
+        String::from_utf8(bytes).expect("tracing writes UTF-8"),
+        returned,
+    )
 }

@@ -4,7 +4,6 @@
 //! value of an `enum` (bounded).
 
 use std::error::Error as _;
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use adk::dispatch::executor_fn;
@@ -92,37 +91,14 @@ fn an_executor_failure_reads_as_one_sentence_and_keeps_its_cause_downcastable() 
     );
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The log of a turn `runner` runs under `filter`, and the turn's error.
 fn logged_failure(runner: &TurnRunner, filter: &str) -> (String, TurnError) {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .finish();
-    let error = {
-        let _guard = tracing_subscriber::util::SubscriberInitExt::set_default(subscriber);
+    adk_integration_tests::captured_log(filter, || {
         let outcome = runtime()
             .block_on(runner.run(RawTurnContext::new("c", "p").user_message("hi")))
             .unwrap();
         outcome.into_result().unwrap_err()
-    };
-    let bytes = captured.0.lock().unwrap().clone();
-    (String::from_utf8(bytes).unwrap(), error)
+    })
 }
 
 #[test]

@@ -2,32 +2,9 @@
 //! turn's span, the turn id once per line, and tool executions naming the tool call's id and
 //! the checksum for what they are.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use adk::prelude::*;
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn logged_turn(filter: &str) -> String {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .finish();
     let calculator = Tool::builder("calculator")
         .description("Adds.")
         .handler(|_, _| async { Ok("4") })
@@ -38,9 +15,8 @@ fn logged_turn(filter: &str) -> String {
         .executor(ScriptedModel::new())
         .tool(calculator)
         .build();
-    {
-        // This thread's subscriber until the guard drops; the runtime runs on this thread.
-        let _guard = tracing_subscriber::util::SubscriberInitExt::set_default(subscriber);
+    // The runtime runs on this thread, under the capture's subscriber.
+    let (log, ()) = adk_integration_tests::captured_log(filter, || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -49,9 +25,8 @@ fn logged_turn(filter: &str) -> String {
             .block_on(runner.run(RawTurnContext::new("c", "p").user_message("2 + 2?")))
             .unwrap();
         assert!(outcome.is_completed(), "{:?}", outcome.status);
-    }
-    let bytes = captured.0.lock().unwrap().clone();
-    String::from_utf8(bytes).unwrap()
+    });
+    log
 }
 
 #[test]
