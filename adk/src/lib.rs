@@ -50,6 +50,8 @@ pub mod pipeline;
 pub mod postgres;
 pub mod prelude;
 pub mod primitives;
+#[cfg(feature = "openai")]
+mod provider;
 pub mod runner;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]

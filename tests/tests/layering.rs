@@ -175,6 +175,17 @@ const LAYERS: &[Layer] = &[
                 may_import: &["error", "ids", "bytes", "primitives", "storage", "state"],
             },
             Module {
+                name: "provider",
+                may_import: &[
+                    "error",
+                    "primitives",
+                    "events",
+                    "pipeline",
+                    "context",
+                    "dispatch",
+                ],
+            },
+            Module {
                 name: "openai",
                 may_import: &[
                     "error",
@@ -184,6 +195,20 @@ const LAYERS: &[Layer] = &[
                     "context",
                     "transcript",
                     "dispatch",
+                    "provider",
+                ],
+            },
+            Module {
+                name: "anthropic",
+                may_import: &[
+                    "error",
+                    "primitives",
+                    "events",
+                    "pipeline",
+                    "context",
+                    "transcript",
+                    "dispatch",
+                    "provider",
                 ],
             },
         ],

@@ -246,6 +246,12 @@ pub struct GenerationStats {
     pub completion_tokens: Option<u64>,
     /// Prompt plus completion.
     pub total_tokens: Option<u64>,
+    /// Prompt tokens read from the provider's prompt cache (counted in `prompt_tokens` too):
+    /// Anthropic's `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`.
+    pub cache_read_tokens: Option<u64>,
+    /// Prompt tokens written to the provider's prompt cache (counted in `prompt_tokens` too):
+    /// Anthropic's `cache_creation_input_tokens`.
+    pub cache_write_tokens: Option<u64>,
     /// Wall time of the call, in nanoseconds.
     pub total_duration_ns: Option<u64>,
     /// Why generation stopped (`"stop"`, `"tool_calls"`, `"length"`…).

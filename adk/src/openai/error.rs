@@ -187,31 +187,21 @@ pub enum ResponsePart {
 
 /// How many bytes of received data an error keeps (`data`, `excerpt`): enough to recognise what
 /// came, little enough that an error message stays short whatever the server sent.
-pub const MAX_EXCERPT: usize = 256;
+pub const MAX_EXCERPT: usize = crate::provider::MAX_EXCERPT;
 
 /// How many bytes of a server's error message an error keeps.
 pub const MAX_ERROR_MESSAGE: usize = 512;
 
-/// The start of `text`, cut at a character boundary within `limit` bytes, with `…` when cut.
-pub(crate) fn cut(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+pub(crate) use crate::provider::{cut, excerpt};
 
-/// [`cut`] at [`MAX_EXCERPT`] of bytes that may not be UTF-8.
-pub(crate) fn excerpt(bytes: &[u8]) -> String {
-    let head = &bytes[..bytes.len().min(MAX_EXCERPT)];
-    let mut text = String::from_utf8_lossy(head).into_owned();
-    if bytes.len() > MAX_EXCERPT {
-        text.push('…');
+impl From<crate::provider::LineTooLong> for OpenAiError {
+    fn from(line: crate::provider::LineTooLong) -> Self {
+        Self::ResponseTooLarge {
+            part: ResponsePart::Line,
+            limit: line.limit,
+            excerpt: line.excerpt,
+        }
     }
-    text
 }
 
 /// ` (code, type, param)` for a message, only the parts known.

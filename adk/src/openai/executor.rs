@@ -4,29 +4,29 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::context::{Aborted, DispatchContext};
 use crate::dispatch::{Executor, ToolCallUpdate};
 use crate::events::{GenerationStats, LogLevel};
 use crate::pipeline::{BoxError, BoxFuture};
-use crate::primitives::{Message, Thought, ToolCall, ToolCallResults, ToolOutput};
+use crate::primitives::{Message, Thought, ToolCall};
+use crate::provider::{
+    Post, SseParser, TransportError, WaitPhase, build_client, next_chunk, parse_arguments,
+    read_capped, run_tool_calls, send, store_tool_calls,
+};
 use crate::transcript::AnswerParts;
 
 use super::config::{ApiKeyHeader, USER_AGENT as ADK_USER_AGENT};
 use super::error::{MAX_ERROR_MESSAGE, cut, excerpt};
 use super::request::{ChatRequest, chat_request};
-use super::retry::{permanent_error, retry_after, retryable_status};
-use super::stream::{Accumulator, ErrorDetails, ReasoningField, SseParser, StreamDelta};
+use super::retry::permanent_error;
+use super::stream::{Accumulator, ErrorDetails, ReasoningField, StreamDelta};
 use super::structured::StructuredSpec;
 use super::{OpenAiConfig, OpenAiError, ReasoningReplay, ResponsePart, TimeoutPhase};
 use super::{StructuredOutput, StructuredOutputError};
-
-/// How much of an error response's body is read: enough for any error message, little enough
-/// that a misbehaving server cannot make the client hold megabytes.
-pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// A function that shapes each iteration's request before it is sent.
 type RequestHook = Arc<dyn Fn(&DispatchContext, &mut ChatRequest) + Send + Sync>;
@@ -115,13 +115,7 @@ impl OpenAiExecutor {
     ///
     /// [`OpenAiError::Client`] when the HTTP client cannot be set up.
     pub fn new(config: OpenAiConfig) -> Result<Self, OpenAiError> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Losing a race to another installer is fine: any installed provider will do.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.request_timeout)
-            .build()
+        let client = build_client(config.request_timeout)
             .map_err(|source| OpenAiError::Client { source })?;
         Ok(Self::with_client(config, client))
     }
@@ -397,7 +391,8 @@ impl OpenAiExecutor {
             // answer, or an error reported with a 200 status.
             let limit = self.config.max_answer_bytes;
             let (bytes, truncated) =
-                read_capped(response, limit, self.config.stream_idle_timeout).await?;
+                read_capped::<OpenAiError>(response, limit, self.config.stream_idle_timeout)
+                    .await?;
             if truncated {
                 return Err(OpenAiError::ResponseTooLarge {
                     part: ResponsePart::Answer,
@@ -415,17 +410,12 @@ impl OpenAiExecutor {
         let mut bytes = response.bytes_stream();
         let mut parser = SseParser::new(self.config.max_line_bytes);
         while !answer.done {
-            let next = tokio::time::timeout(self.config.stream_idle_timeout, bytes.next())
-                .await
-                .map_err(|_| OpenAiError::Timeout {
-                    phase: TimeoutPhase::Stream,
-                    after: self.config.stream_idle_timeout,
-                })?;
+            let next =
+                next_chunk::<OpenAiError>(&mut bytes, self.config.stream_idle_timeout).await?;
             let events = match next {
-                Some(Ok(chunk)) => parser.push(&chunk)?,
-                Some(Err(source)) => return Err(OpenAiError::Stream { source }.into()),
+                Some(chunk) => parser.push(&chunk).map_err(OpenAiError::from)?,
                 None => {
-                    if let Some(event) = parser.finish()? {
+                    if let Some(event) = parser.finish().map_err(OpenAiError::from)? {
                         let deltas = answer.apply_event(&event)?;
                         report(ctx, &message_id, &thought_id, deltas)?;
                     }
@@ -460,90 +450,17 @@ impl OpenAiExecutor {
         request: &ChatRequest,
     ) -> Result<reqwest::Response, OpenAiError> {
         let url = self.config.endpoint();
-        let body = bytes::Bytes::from(serde_json::to_vec(&request.body).unwrap_or_default());
-        let headers = self.headers(request)?;
-        let policy = self.config.retry;
-        let mut retries = 0;
-        loop {
-            let attempt = self
-                .client
-                .post(&url)
-                .headers(headers.clone())
-                .body(body.clone())
-                .send();
-            let (error, asked_delay) =
-                match tokio::time::timeout(self.config.request_timeout, attempt).await {
-                    Err(_) => {
-                        // The server may be working on it: sending it again could be billed twice.
-                        return Err(OpenAiError::Timeout {
-                            phase: TimeoutPhase::Response,
-                            after: self.config.request_timeout,
-                        });
-                    }
-                    Ok(Err(source)) => (
-                        OpenAiError::Connect {
-                            url: url.clone(),
-                            source,
-                        },
-                        None,
-                    ),
-                    Ok(Ok(response)) if response.status().is_success() => return Ok(response),
-                    Ok(Ok(response)) => {
-                        let status = response.status();
-                        let asked_delay = retry_after(response.headers());
-                        let error = status_error(response, self.config.stream_idle_timeout).await;
-                        if !retryable_status(status) || permanent_error(&error) {
-                            return Err(error);
-                        }
-                        (error, asked_delay)
-                    }
-                };
-            if retries >= policy.max_retries {
-                return Err(error);
-            }
-            retries += 1;
-            let delay = match asked_delay {
-                Some(asked) if asked > policy.max_delay => {
-                    ctx.log(
-                        LogLevel::Warn,
-                        "openai.retry_refused",
-                        format!(
-                            "not retrying: the server asked to wait {asked:?}, longer than the \
-                             retry ceiling of {:?}",
-                            policy.max_delay
-                        ),
-                        Some(serde_json::json!({
-                            "requested_delay_ms": duration_ms(asked),
-                            "max_delay_ms": duration_ms(policy.max_delay),
-                        })),
-                    );
-                    return Err(error);
-                }
-                Some(asked) => asked,
-                None => policy.backoff(retries),
-            };
-            let status = match &error {
-                OpenAiError::Status { status, .. } => Some(*status),
-                _ => None,
-            };
-            ctx.log(
-                LogLevel::Warn,
-                "openai.retry",
-                format!(
-                    "retry {retries} of {} in {delay:?}: {error}",
-                    policy.max_retries
-                ),
-                Some(serde_json::json!({
-                    "attempt": retries,
-                    "max_retries": policy.max_retries,
-                    "delay_ms": duration_ms(delay),
-                    "status": status,
-                    "retry_after": asked_delay.is_some(),
-                    "error": error.to_string(),
-                })),
-            );
-            tokio::time::sleep(delay).await;
-        }
+        let post = Post {
+            client: &self.client,
+            url: &url,
+            headers: self.headers(request)?,
+            body: bytes::Bytes::from(serde_json::to_vec(&request.body).unwrap_or_default()),
+            request_timeout: self.config.request_timeout,
+            idle_timeout: self.config.stream_idle_timeout,
+            retry: self.config.retry,
+            log_kind: "openai",
+        };
+        send(ctx, post, status_error, permanent_error).await
     }
 
     /// The headers of one request: content negotiation, `User-Agent`, the key, then the
@@ -602,6 +519,11 @@ impl OpenAiExecutor {
         stats.prompt_tokens = count("prompt_tokens");
         stats.completion_tokens = count("completion_tokens");
         stats.total_tokens = count("total_tokens");
+        stats.cache_read_tokens = answer
+            .usage
+            .as_ref()
+            .and_then(|usage| usage.pointer("/prompt_tokens_details/cached_tokens"))
+            .and_then(Value::as_u64);
         stats.total_duration_ns = u64::try_from(started.elapsed().as_nanos()).ok();
         stats.finish_reason = answer.finish_reason.clone();
         stats.model = answer
@@ -622,49 +544,15 @@ impl Executor for OpenAiExecutor {
     }
 }
 
-fn duration_ms(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// Reads at most `limit` bytes of a body, each piece within `idle`; whether more was left.
-async fn read_capped(
-    response: reqwest::Response,
-    limit: usize,
-    idle: Duration,
-) -> Result<(Vec<u8>, bool), OpenAiError> {
-    let mut stream = response.bytes_stream();
-    let mut body = Vec::new();
-    loop {
-        let next = tokio::time::timeout(idle, stream.next())
-            .await
-            .map_err(|_| OpenAiError::Timeout {
-                phase: TimeoutPhase::Stream,
-                after: idle,
-            })?;
-        match next {
-            None => return Ok((body, false)),
-            Some(Err(source)) => return Err(OpenAiError::Stream { source }),
-            Some(Ok(chunk)) => {
-                let room = limit - body.len();
-                if chunk.len() > room {
-                    body.extend_from_slice(&chunk[..room]);
-                    // Dropping the stream closes the connection: the rest is never read.
-                    return Ok((body, true));
-                }
-                body.extend_from_slice(&chunk);
-            }
-        }
-    }
-}
-
-/// The error for a non-success response, its body read up to [`MAX_ERROR_BODY`].
-async fn status_error(response: reqwest::Response, idle: Duration) -> OpenAiError {
-    let status = response.status();
-    // A body that cannot be read (or stalls) still leaves the status to report.
-    let (bytes, truncated) = read_capped(response, MAX_ERROR_BODY, idle)
-        .await
-        .unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+/// The error for a non-success response, from its body (read up to
+/// [`MAX_ERROR_BODY`](super::MAX_ERROR_BODY)).
+fn status_error(
+    status: StatusCode,
+    _headers: &HeaderMap,
+    bytes: &[u8],
+    truncated: bool,
+) -> OpenAiError {
+    let text = String::from_utf8_lossy(bytes).into_owned();
     let details = serde_json::from_str::<Value>(&text)
         .map(|value| ErrorDetails::of(&value))
         .unwrap_or_default();
@@ -683,6 +571,34 @@ async fn status_error(response: reqwest::Response, idle: Duration) -> OpenAiErro
         param: details.param,
         body: text,
         body_truncated: truncated,
+    }
+}
+
+impl TransportError for OpenAiError {
+    fn connect(url: &str, source: reqwest::Error) -> Self {
+        Self::Connect {
+            url: url.to_owned(),
+            source,
+        }
+    }
+
+    fn timed_out(phase: WaitPhase, after: Duration) -> Self {
+        let phase = match phase {
+            WaitPhase::Response => TimeoutPhase::Response,
+            WaitPhase::Stream => TimeoutPhase::Stream,
+        };
+        Self::Timeout { phase, after }
+    }
+
+    fn broken(source: reqwest::Error) -> Self {
+        Self::Stream { source }
+    }
+
+    fn status(&self) -> Option<u16> {
+        match self {
+            Self::Status { status, .. } => Some(*status),
+            _ => None,
+        }
     }
 }
 
@@ -733,137 +649,4 @@ fn assemble_tool_calls(
         calls.push((call, problem));
     }
     Ok(calls)
-}
-
-/// Where the calls of one answer are stored, pending, before any of them runs.
-async fn store_tool_calls(
-    ctx: &mut DispatchContext,
-    calls: &[(ToolCall, Option<String>)],
-) -> Result<(), BoxError> {
-    for (call, _) in calls {
-        ctx.store_tool_call(call.clone()).await?;
-    }
-    Ok(())
-}
-
-/// Runs the calls, at most `limit` at a time, and records each result in the model's order.
-async fn run_tool_calls(
-    ctx: &mut DispatchContext,
-    calls: Vec<(ToolCall, Option<String>)>,
-    limit: usize,
-) -> Result<(), BoxError> {
-    // `execute_tool`'s futures own what they need, so they run while `ctx` stays usable.
-    let runs: Vec<_> = calls
-        .iter()
-        .map(|(call, problem)| {
-            let run = problem.is_none().then(|| ctx.execute_tool(call));
-            async move {
-                match run {
-                    Some(run) => Some(run.await),
-                    None => None,
-                }
-            }
-        })
-        .collect();
-    let outputs: Vec<_> = futures_util::stream::iter(runs)
-        .buffered(limit.max(1))
-        .collect()
-        .await;
-    for ((call, problem), output) in calls.into_iter().zip(outputs) {
-        let finished = match (problem, output) {
-            (Some(problem), _) => call.fail(problem),
-            (None, Some(Ok(output))) => finish_with_output(call, output),
-            (None, Some(Err(error))) => call.fail(error.to_string()),
-            (None, None) => call.fail("the call did not run"),
-        };
-        let results = match finished.results() {
-            Some(ToolCallResults::Text(text)) => Value::String(text.render()),
-            Some(other) => serde_json::to_value(other).unwrap_or(Value::Null),
-            None => Value::Null,
-        };
-        let mut update = ToolCallUpdate::new().results(results).complete();
-        if finished.is_error() {
-            update = update.error();
-        }
-        ctx.report_tool_call(finished.id(), update)?;
-        ctx.mutate_tool_call(finished).await?;
-    }
-    Ok(())
-}
-
-/// The arguments as an object, and the problem to report to the model when they are not one.
-/// Unparseable arguments are kept verbatim under `arguments_as_sent`, so nothing is lost.
-fn parse_arguments(tool: &str, arguments: &str) -> (Map<String, Value>, Option<String>) {
-    if arguments.trim().is_empty() {
-        return (Map::new(), None);
-    }
-    let problem = match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(object)) => return (object, None),
-        Ok(other) => format!("they are JSON {}, not an object", json_kind(&other)),
-        Err(error) => format!("they are not valid JSON ({error})"),
-    };
-    let mut kept = Map::new();
-    kept.insert(
-        "arguments_as_sent".to_owned(),
-        Value::String(arguments.to_owned()),
-    );
-    (
-        kept,
-        Some(format!(
-            "the arguments for tool {tool:?} were refused: {problem}; send a JSON object that \
-             matches the tool's parameters"
-        )),
-    )
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn finish_with_output(call: ToolCall, output: ToolOutput) -> ToolCall {
-    match output {
-        ToolOutput::Text(text) => call.complete(text),
-        ToolOutput::Bytes(bytes) => match String::from_utf8(bytes.to_vec()) {
-            Ok(text) => call.complete(text),
-            Err(_) => call.fail(format!(
-                "the tool returned {} bytes of binary output, which cannot be sent to the model",
-                bytes.len()
-            )),
-        },
-        ToolOutput::Artifact(artifact) => call.complete(artifact),
-        ToolOutput::Media(media) if media.is_empty() => call.complete(""),
-        ToolOutput::Media(media) => call.complete(ToolCallResults::MediaList(media)),
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_that_are_not_an_object_are_kept_and_explained() {
-        let (args, problem) = parse_arguments("forecast", "[1, 2");
-        assert_eq!(args["arguments_as_sent"], "[1, 2");
-        let problem = problem.unwrap();
-        assert!(
-            problem.contains("forecast") && problem.contains("not valid JSON"),
-            "{problem}"
-        );
-
-        let (args, problem) = parse_arguments("forecast", "\"Oslo\"");
-        assert!(problem.unwrap().contains("a string, not an object"));
-        assert_eq!(args.len(), 1);
-
-        assert_eq!(parse_arguments("forecast", "  "), (Map::new(), None));
-        let (args, problem) = parse_arguments("forecast", r#"{"city":"Oslo"}"#);
-        assert_eq!((args["city"].as_str(), problem), (Some("Oslo"), None));
-    }
 }

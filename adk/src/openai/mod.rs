@@ -67,6 +67,7 @@ mod retry;
 mod stream;
 mod structured;
 
+pub use crate::provider::{MAX_ERROR_BODY, RetryPolicy};
 /// Derives [`StructuredOutput`] and [`StrictSchema`], checking the type against OpenAI's
 /// strict-mode subset while your crate compiles; see [`StructuredOutput`].
 pub use adk_macros::StructuredOutput;
@@ -75,11 +76,11 @@ pub use config::{
     OPENAI_API_BASE_URL, OpenAiConfig, USER_AGENT,
 };
 pub use error::{MAX_ERROR_MESSAGE, MAX_EXCERPT, OpenAiError, ResponsePart, TimeoutPhase};
-pub use executor::{MAX_ERROR_BODY, OpenAiExecutor};
+pub use executor::OpenAiExecutor;
 pub use ids::ToolCallIds;
 pub use options::{ChatOptions, ReasoningEffort, ReasoningReplay};
 pub use request::ChatRequest;
-pub use retry::{PERMANENT_ERROR_CODES, RetryPolicy};
+pub use retry::PERMANENT_ERROR_CODES;
 pub use structured::{
     __assert_strict, StrictSchema, StructuredOutput, StructuredOutputError, strict_schema,
 };
