@@ -211,6 +211,10 @@ const LAYERS: &[Layer] = &[
                     "provider",
                 ],
             },
+            Module {
+                name: "mcp",
+                may_import: &["primitives", "storage", "pipeline", "context"],
+            },
         ],
     },
     Layer {
