@@ -3,8 +3,9 @@
 //! The conversation and its session state are kept in `examples-data/quickstart.sqlite3`
 //! ([`SqliteStorage`], [`SqliteSessionStore`]), or in the PostgreSQL database `DATABASE_URL`
 //! names when the `postgres` feature is on. Each user message is one turn: the runner stores it
-//! (`RawTurnContext::user_message`), a `turn_input` middleware loads the conversation's history
-//! from storage, a `dispatch_input` middleware spends a budget kept in the stash under typed
+//! (`RawTurnContext::user_message`), the ready `turn_input` middleware
+//! [`LoadHistory`] loads the conversation's recent history from storage within a token
+//! window, a `dispatch_input` middleware spends a budget kept in the stash under typed
 //! keys, and the model (the deterministic [`ScriptedModel`] unless `OPENAI_API_KEY` or
 //! `OPENAI_BASE_URL` names a server) calls a tool in one iteration and answers in the next.
 //! Progress goes to stdout; the transcript at the end is read back from storage. Logs go to
@@ -27,11 +28,13 @@ use std::sync::Arc;
 use adk::context::{RawTurnContext, TurnContext};
 use adk::dispatch::{Executor, ScriptedModel};
 use adk::events::{Event, LogLevel};
+use adk::history::LoadHistory;
 use adk::pipeline::{BoxError, Next};
 use adk::primitives::{Tool, ToolCallResults};
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
 use adk::state::{SessionKey, SessionStore, SharedSessionStore, StateKey};
-use adk::storage::{FetchWindow, SharedStorage, StorageContext};
+use adk::storage::{SharedStorage, StorageContext};
+use adk::tokens::TokenCounter;
 use adk::transcript::{Entry, Part, Transcript};
 use adk::{DispatchContext, TurnRunner};
 use serde::Deserialize;
@@ -94,34 +97,17 @@ impl Options {
 // ---------------------------------------------------------------------------------------------
 // Middleware
 
-/// How much of the conversation the model sees: the latest messages and tool calls. A window
-/// keeps a turn's cost flat however long the conversation grows (SQLite reads just these rows
-/// through its index).
-pub const HISTORY_WINDOW: usize = 40;
+/// How much of the conversation the model sees, in tokens. A window keeps a turn's cost flat
+/// however long the conversation grows: the ready history middleware ([`LoadHistory`]) reads a
+/// tail of the conversation (SQLite serves it from its index) and keeps whole turns, each
+/// answer with its tool calls and their results, newest first, until the window is full.
+pub const HISTORY_TOKENS: usize = 4_000;
 
-/// Loads the recent conversation into the turn: its last messages (the new user message, stored
-/// by the runner before this middleware, comes last) and its last tool calls.
-#[adk::middleware(pipeline = turn_input)]
-pub async fn load_history(
-    ctx: &mut TurnContext,
-    next: Next<'_, TurnContext>,
-) -> Result<(), BoxError> {
-    let history = ctx
-        .fetch_messages_within(FetchWindow::Last(HISTORY_WINDOW))
-        .await?;
-    ctx.messages.extend(history);
-    let tool_calls = ctx
-        .fetch_tool_calls_within(FetchWindow::Last(HISTORY_WINDOW))
-        .await?;
-    ctx.tool_calls.extend(tool_calls);
-    // Reasoning too: it belongs to the answers it was part of (see `adk::transcript`).
-    let thoughts = ctx
-        .fetch_thoughts_within(FetchWindow::Last(HISTORY_WINDOW))
-        .await?;
-    ctx.thoughts.extend(thoughts);
-    // Nothing to undo afterwards: what was stored stays stored whether or not the model answers.
-    let _ = next.run(ctx).await;
-    Ok(())
+/// Loads the recent conversation into the turn (the new user message, stored by the runner
+/// before this middleware, comes last), counting tokens for `model`: with OpenAI's real
+/// tokenizer when adk's `tiktoken` feature is on, with the documented heuristic otherwise.
+pub fn load_history(model: &str) -> LoadHistory {
+    LoadHistory::within_tokens(HISTORY_TOKENS, TokenCounter::for_model(model))
 }
 
 /// Session state: the user's question count is `user:` state, remembered across runs by the
@@ -481,7 +467,10 @@ pub async fn run(options: &Options, model: Arc<dyn Executor>) -> Result<Vec<Stri
         .executor(model)
         .tool(weather()?)
         .tool(calculator()?)
-        .turn_input(load_history)
+        // The model named in `OPENAI_MODEL` picks the tokenizer; the scripted model has none.
+        .turn_input(load_history(
+            &std::env::var("OPENAI_MODEL").unwrap_or_default(),
+        ))
         .dispatch_input(enforce_budget)
         .observe(show_progress)
         .build();

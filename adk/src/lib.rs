@@ -39,6 +39,7 @@ pub mod error;
 pub mod events;
 pub mod gate;
 pub mod guide;
+pub mod history;
 pub mod ids;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
@@ -62,6 +63,7 @@ pub mod sqlite;
 pub mod stash;
 pub mod state;
 pub mod storage;
+pub mod tokens;
 pub mod transcript;
 
 // Support for macro expansions; not part of the public API.

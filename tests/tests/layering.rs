@@ -215,6 +215,25 @@ const LAYERS: &[Layer] = &[
                 name: "mcp",
                 may_import: &["primitives", "storage", "pipeline", "context"],
             },
+            Module {
+                name: "tokens",
+                may_import: &["primitives", "events", "transcript"],
+            },
+            Module {
+                name: "history",
+                may_import: &[
+                    "primitives",
+                    "storage",
+                    "pipeline",
+                    "context",
+                    "transcript",
+                    "tokens",
+                ],
+            },
+            Module {
+                name: "budget",
+                may_import: &["error", "middleware_state", "pipeline", "context", "tokens"],
+            },
         ],
     },
     Layer {

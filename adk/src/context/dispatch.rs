@@ -114,6 +114,8 @@ pub struct DispatchContext {
     pub(crate) later_failures: Vec<TurnError>,
     abort: AbortState,
     pub(crate) streams: Streams,
+    /// What the executor reported with `report_generation_stats` this iteration.
+    pub(crate) generation_stats: Mutex<Vec<crate::events::GenerationStats>>,
     pub(crate) shared: Arc<TurnShared>,
 }
 
@@ -158,6 +160,7 @@ impl DispatchContext {
             later_failures: Vec::new(),
             abort: AbortState::for_dispatch(),
             streams: Streams::default(),
+            generation_stats: Mutex::default(),
             shared: Arc::clone(&turn.shared),
         }
     }
@@ -384,6 +387,42 @@ impl DispatchContext {
     /// The dispatch's cancellation token: cancelled when the dispatch or the turn is aborted.
     pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
         self.abort.token_under(&self.shared.abort)
+    }
+
+    /// The statistics the executor reported for this iteration's model call
+    /// ([`report_generation_stats`](Self::report_generation_stats)), in the order reported;
+    /// empty before the executor ran and when it reported none. A `dispatch_output` middleware
+    /// reads the provider's real token usage here.
+    ///
+    /// ```
+    /// use adk::DispatchContext;
+    ///
+    /// fn prompt_tokens(ctx: &DispatchContext) -> u64 {
+    ///     ctx.generation_stats().iter().filter_map(|stats| stats.prompt_tokens).sum()
+    /// }
+    /// # let _ = prompt_tokens;
+    /// ```
+    pub fn generation_stats(&self) -> Vec<crate::events::GenerationStats> {
+        self.generation_stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Keeps `stats` for [`generation_stats`](Self::generation_stats).
+    pub(crate) fn keep_generation_stats(&self, stats: crate::events::GenerationStats) {
+        self.generation_stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(stats);
+    }
+
+    /// Starts an iteration's statistics afresh.
+    pub(crate) fn clear_generation_stats(&mut self) {
+        self.generation_stats
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// Delivers `event` to the runner's listeners and to `tracing`.

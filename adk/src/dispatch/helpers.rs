@@ -268,8 +268,10 @@ impl DispatchContext {
         }));
     }
 
-    /// Reports the statistics of a model call as [`Event::GenerationStats`].
+    /// Reports the statistics of a model call as [`Event::GenerationStats`], and keeps them for
+    /// this iteration's [`generation_stats`](DispatchContext::generation_stats).
     pub fn report_generation_stats(&self, stats: GenerationStats) {
+        self.keep_generation_stats(stats.clone());
         self.emit(Event::GenerationStats {
             dispatch_id: self.shared_id(),
             iteration: self.iteration(),

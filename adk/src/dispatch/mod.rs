@@ -114,6 +114,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
         ctx.iteration = completed_iterations;
+        ctx.clear_generation_stats();
         let iteration_started = observed.as_ref().map(|_| ctx.shared.now());
         if let (Some((_, dispatch_id)), Some((started_at, _))) = (&observed, iteration_started) {
             events.emit(Event::IterationStart {
