@@ -31,6 +31,7 @@
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
 
+pub mod budget;
 pub mod bytes;
 pub mod context;
 pub mod declarations;

@@ -392,7 +392,7 @@ impl DispatchContext {
     /// The statistics the executor reported for this iteration's model call
     /// ([`report_generation_stats`](Self::report_generation_stats)), in the order reported;
     /// empty before the executor ran and when it reported none. A `dispatch_output` middleware
-    /// reads the provider's real token usage here.
+    /// reads the provider's real token usage here (see [`crate::budget`]).
     ///
     /// ```
     /// use adk::DispatchContext;

@@ -26,7 +26,7 @@
 //! **What the provider reports** is exact and always wins where it exists: an executor reports
 //! each model call's usage as [`GenerationStats`](crate::events::GenerationStats), read back by
 //! middleware with [`DispatchContext::generation_stats`](crate::DispatchContext::generation_stats),
-//! and [`Usage`] reads it (token budgets count it). Counting is for
+//! and [`Usage`] reads it (the token budgets of [`crate::budget`] count it). Counting is for
 //! what has not been sent yet: which history fits a window.
 //!
 //! ```
