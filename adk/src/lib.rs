@@ -33,6 +33,7 @@ extern crate self as adk;
 
 pub mod budget;
 pub mod bytes;
+pub mod compaction;
 pub mod context;
 pub mod declarations;
 pub mod dispatch;

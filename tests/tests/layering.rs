@@ -234,6 +234,21 @@ const LAYERS: &[Layer] = &[
                 name: "budget",
                 may_import: &["error", "middleware_state", "pipeline", "context", "tokens"],
             },
+            Module {
+                name: "compaction",
+                may_import: &[
+                    "primitives",
+                    "storage",
+                    "middleware_state",
+                    "pipeline",
+                    "context",
+                    "transcript",
+                    "dispatch",
+                    "runner",
+                    "tokens",
+                    "history",
+                ],
+            },
         ],
     },
     Layer {

@@ -251,25 +251,7 @@ impl LoadHistory {
     }
 
     fn collect(&self, entries: &[Entry<'_>], loaded: &mut Loaded) {
-        for entry in entries {
-            match entry {
-                Entry::User(message) => loaded.messages.push((*message).clone()),
-                Entry::Answer(answer) => {
-                    for part in answer.parts() {
-                        match part {
-                            Part::Reasoning(thought) if self.reasoning => {
-                                loaded.thoughts.push((*thought).clone());
-                            }
-                            Part::Reasoning(_) | Part::Call(Call::Unanswered(_)) => {}
-                            Part::Text(message) => loaded.messages.push((*message).clone()),
-                            Part::Call(Call::Answered(call)) => {
-                                loaded.tool_calls.push(call.call().clone());
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        collect(entries, self.reasoning, loaded);
     }
 
     /// Loads into the turn: what [`load`](Self::load) read is added to its collections.
@@ -281,6 +263,46 @@ impl LoadHistory {
         let loaded = self.load(ctx).await?;
         add_to_turn(ctx, &loaded);
         Ok(loaded)
+    }
+}
+
+fn collect(entries: &[Entry<'_>], reasoning: bool, loaded: &mut Loaded) {
+    for entry in entries {
+        match entry {
+            Entry::User(message) => loaded.messages.push((*message).clone()),
+            Entry::Answer(answer) => {
+                for part in answer.parts() {
+                    match part {
+                        Part::Reasoning(thought) if reasoning => {
+                            loaded.thoughts.push((*thought).clone());
+                        }
+                        Part::Reasoning(_) | Part::Call(Call::Unanswered(_)) => {}
+                        Part::Text(message) => loaded.messages.push((*message).clone()),
+                        Part::Call(Call::Answered(call)) => {
+                            loaded.tool_calls.push(call.call().clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Loaded {
+    /// What a loader keeps of these whole entries: user messages, answer texts and answered
+    /// calls (no reasoning, no call without its result), their tokens counted by `counter`.
+    pub fn from_entries(entries: &[Entry<'_>], counter: Option<&TokenCounter>) -> Self {
+        let mut loaded = Self {
+            tokens: counter.map(|counter| {
+                entries
+                    .iter()
+                    .map(|entry| counter.entry(entry, false))
+                    .sum()
+            }),
+            ..Self::default()
+        };
+        collect(entries, false, &mut loaded);
+        loaded
     }
 }
 
