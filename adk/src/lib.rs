@@ -31,6 +31,9 @@
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
 
+#[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+pub mod anthropic;
 pub mod budget;
 pub mod bytes;
 pub mod compaction;
@@ -56,7 +59,7 @@ pub mod pipeline;
 pub mod postgres;
 pub mod prelude;
 pub mod primitives;
-#[cfg(feature = "openai")]
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod provider;
 pub mod runner;
 #[cfg(feature = "sqlite")]
