@@ -6,8 +6,9 @@
 //! (`RawTurnContext::user_message`), the ready `turn_input` middleware
 //! [`LoadHistory`] loads the conversation's recent history from storage within a token
 //! window, a `dispatch_input` middleware spends a budget kept in the stash under typed
-//! keys, and the model (the deterministic [`ScriptedModel`] unless `OPENAI_API_KEY` or
-//! `OPENAI_BASE_URL` names a server) calls a tool in one iteration and answers in the next.
+//! keys, and the model (the deterministic [`ScriptedModel`] unless `ANTHROPIC_API_KEY`,
+//! `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY` or `OPENAI_BASE_URL` names a server) calls a tool in
+//! one iteration and answers in the next.
 //! Progress goes to stdout; the transcript at the end is read back from storage. Logs go to
 //! stderr at the level `RUST_LOG` asks for (warnings by default), in colour only on a terminal
 //! and never with `NO_COLOR` set.
@@ -17,6 +18,7 @@
 //! cargo run --example quickstart -- --reset # start the conversation over
 //! cargo run --example quickstart -- --quick # a throw-away data folder
 //! RUST_LOG=adk=debug cargo run --example quickstart   # each turn, its dispatch and tools, logged
+//! ANTHROPIC_API_KEY=sk-ant-… cargo run --example quickstart --features adk-examples/anthropic
 //! OPENAI_API_KEY=sk-… cargo run --example quickstart --features adk-examples/openai
 //! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 cargo run --example quickstart --features adk-examples/openai
 //! DATABASE_URL=postgresql://me@localhost/agents cargo run --example quickstart --features adk-examples/postgres
@@ -305,10 +307,25 @@ pub async fn open_storage(options: &Options) -> Result<SharedStorage, BoxError> 
 // ---------------------------------------------------------------------------------------------
 // The conversation
 
-/// The model: an OpenAI-compatible server when `OPENAI_API_KEY` / `OPENAI_BASE_URL` (or their
-/// `ADK_OPENAI_*` forms) name one and adk was built with its `openai` feature, the deterministic
-/// scripted model otherwise.
+/// The model: Anthropic's Messages API when `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (or their
+/// `ADK_ANTHROPIC_*` forms) name it and adk was built with its `anthropic` feature; otherwise an
+/// OpenAI-compatible server when `OPENAI_API_KEY` / `OPENAI_BASE_URL` (or `ADK_OPENAI_*`) name
+/// one and adk was built with its `openai` feature; the deterministic scripted model otherwise.
 pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
+    #[cfg(feature = "anthropic")]
+    if let Some(config) = adk::anthropic::AnthropicConfig::from_env()? {
+        println!("model: `{}` at {}", config.model, config.endpoint());
+        return Ok(Arc::new(adk::anthropic::AnthropicExecutor::new(config)?));
+    }
+    #[cfg(not(feature = "anthropic"))]
+    if std::env::var_os("ADK_ANTHROPIC_BASE_URL").is_some() {
+        return Err(
+            "`ADK_ANTHROPIC_BASE_URL` is set, but adk was built without its `anthropic` \
+                    feature; run `cargo run --example quickstart --features adk-examples/anthropic`, \
+                    or unset it to use another model"
+                .into(),
+        );
+    }
     #[cfg(feature = "openai")]
     if let Some(config) = adk::openai::OpenAiConfig::from_env()? {
         println!("model: `{}` at {}", config.model, config.endpoint());
@@ -324,8 +341,9 @@ pub fn choose_model() -> Result<Arc<dyn Executor>, BoxError> {
         );
     }
     println!(
-        "model: the scripted model (set OPENAI_API_KEY or OPENAI_BASE_URL and add \
-         `--features adk-examples/openai` to use a real one)"
+        "model: the scripted model (set ANTHROPIC_API_KEY and add `--features \
+         adk-examples/anthropic`, or OPENAI_API_KEY / OPENAI_BASE_URL and `--features \
+         adk-examples/openai`, to use a real one)"
     );
     Ok(Arc::new(ScriptedModel::new()))
 }
@@ -357,7 +375,14 @@ pub async fn transcript(storage: &SharedStorage) -> Result<Vec<String>, BoxError
         for part in answer.parts() {
             let line = match part {
                 Part::Reasoning(thought) => {
-                    format!("{:>9}: {}", "reasoning", thought.content().render())
+                    let text = thought.content().render();
+                    // Redacted thinking has no readable text: only its payload, for the provider.
+                    let text = if text.is_empty() {
+                        "(redacted)".to_owned()
+                    } else {
+                        text
+                    };
+                    format!("{:>9}: {text}", "reasoning")
                 }
                 Part::Text(message) => text(message),
                 Part::Call(call) => {

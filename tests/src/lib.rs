@@ -10,6 +10,7 @@
 //! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call;
 //! - [`captured_log`] returns what a piece of work logged through `tracing`, as text.
 
+pub mod litellm_proxy;
 pub mod postgres_database;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
