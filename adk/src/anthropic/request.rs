@@ -13,6 +13,9 @@
 //!     Calls without a result are left out (the protocol requires a result for every call);
 //!     thoughts of other providers are left out (the API accepts only its own signed
 //!     thinking); an answer left with only thinking sends nothing.
+//!   - the conversation starts at its first user turn: a history window that begins inside an
+//!     answer leaves that answer out, and the results at the start of the user turn whose calls
+//!     it held.
 //! - `tools`: the visible tools, `input_schema` their input schemas; `tool_choice`,
 //!   `max_tokens`, `thinking`, `temperature`, `stop_sequences`, `metadata` from the
 //!   configuration; `stream: true`.
@@ -219,7 +222,28 @@ pub(crate) fn conversation(transcript: &Transcript<'_>, contents: &Contents) -> 
             }
         }
     }
+    start_at_a_user_turn(&mut turns);
     turns
+}
+
+/// The API takes a conversation that starts with a user turn, and a `tool_result` only right
+/// after the `tool_use` it answers. A history window can start inside an answer: the turns
+/// before the first user turn are left out, and so are the results at its start, whose calls
+/// were cut off with them.
+fn start_at_a_user_turn(turns: &mut Vec<Value>) {
+    let mut dropped = 0;
+    for turn in turns.iter_mut() {
+        if turn.get("role").and_then(Value::as_str) == Some("user")
+            && let Some(Value::Array(blocks)) = turn.get_mut("content")
+        {
+            blocks.retain(|block| block.get("type").and_then(Value::as_str) != Some("tool_result"));
+            if !blocks.is_empty() {
+                break;
+            }
+        }
+        dropped += 1;
+    }
+    turns.drain(..dropped);
 }
 
 /// Appends a turn, merged into the last one when it has the same role.
@@ -413,6 +437,37 @@ mod tests {
                      "content": [{"type": "text", "text": "unknown city"}]},
                 ]},
             ])
+        );
+    }
+
+    #[test]
+    fn a_history_window_starting_inside_an_answer_is_sent_from_the_first_user_turn() {
+        let link = |position| AnswerLink::new("a-0", position);
+        let messages = [
+            Message::assistant("m-0", "Checking.")
+                .unwrap()
+                .with_answer(link(0))
+                .unwrap()
+                .with_created_at(at(0)),
+            Message::user("m-1", "And Bergen?")
+                .unwrap()
+                .with_created_at(at(3)),
+        ];
+        let calls = [
+            ToolCall::new("t/dispatch-0-toolu_A", "weather", json!({"city": "Oslo"}))
+                .unwrap()
+                .with_answer(link(1))
+                .unwrap()
+                .with_created_at(at(1))
+                .complete("sunny"),
+        ];
+        let turns = conversation(
+            &Transcript::new(&messages, [], &calls),
+            &Contents::default(),
+        );
+        assert_eq!(
+            Value::Array(turns),
+            json!([{"role": "user", "content": [{"type": "text", "text": "And Bergen?"}]}])
         );
     }
 
