@@ -588,3 +588,23 @@ async fn unusable_schemas_and_names_are_left_out_each_with_a_typed_error() {
     let (text, failed) = through_a_turn(client.tools(), "bad_ok", json!({})).await;
     assert_eq!((text.as_str(), failed), ("pong", false));
 }
+
+#[path = "../../examples/mcp.rs"]
+mod mcp_example;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_example_answers_through_server_everythings_echo() {
+    let Some(programs) = programs("the_mcp_example") else {
+        return;
+    };
+    let answers = mcp_example::run(everything(programs), mcp_example::scripted())
+        .await
+        .unwrap();
+    assert_eq!(
+        answers,
+        [
+            "The MCP server said: Echo: Hello over MCP!",
+            "The MCP server said: Echo: Is the server still there?"
+        ]
+    );
+}

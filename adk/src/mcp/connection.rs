@@ -152,6 +152,20 @@ impl ClientHandler for Handler {
         )
     }
 
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(
+            target: "adk::mcp",
+            progress = params.progress,
+            total = ?params.total,
+            message = ?params.message,
+            "a tool reported progress"
+        );
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.diagnosis.tools_changed.store(true, Ordering::Release);
         self.diagnosis.changed.notify_waiters();

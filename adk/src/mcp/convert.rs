@@ -343,3 +343,159 @@ fn file_name(uri: &str, index: usize) -> String {
         .filter(|last| !last.is_empty())
         .map_or_else(|| format!("resource-{index}"), str::to_owned)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+mod tests {
+    use super::*;
+    use rmcp::model::{ContentBlock, ToolAnnotations};
+    use std::sync::Arc;
+
+    fn listed(name: &str, schema: Value) -> rmcp::model::Tool {
+        rmcp::model::Tool::new(
+            name.to_owned(),
+            "d".to_owned(),
+            Arc::new(schema.as_object().cloned().unwrap_or_default()),
+        )
+    }
+
+    fn handler() -> ToolHandler {
+        Arc::new(|_, _| Box::pin(async { Ok(ToolOutput::Text(String::new())) }))
+    }
+
+    fn object() -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    #[test]
+    fn a_tool_is_named_prefix_underscore_name_and_keeps_its_schema() {
+        let tool = adk_tool("files", Some("files"), &listed("read", object()), handler()).unwrap();
+        assert_eq!(tool.name(), "files_read");
+        assert_eq!(tool.input_schema(), &object());
+        let unprefixed = adk_tool("files", None, &listed("read", object()), handler()).unwrap();
+        assert_eq!(unprefixed.name(), "read");
+    }
+
+    #[test]
+    fn names_models_refuse_are_typed_errors() {
+        for (name, expected) in [
+            ("has spaces", "contains ' '"),
+            ("dotted.name", "contains '.'"),
+            (&"n".repeat(200) as &str, "200 characters"),
+        ] {
+            let error = adk_tool("s", None, &listed(name, object()), handler()).unwrap_err();
+            assert!(matches!(error, McpError::InvalidTool { .. }), "{error}");
+            assert!(error.to_string().contains(expected), "{error}");
+        }
+        let long = "n".repeat(60);
+        let error = adk_tool("s", Some("server"), &listed(&long, object()), handler()).unwrap_err();
+        assert!(error.to_string().contains("with its prefix"), "{error}");
+    }
+
+    #[test]
+    fn a_schema_that_is_not_an_object_schema_is_a_typed_error() {
+        let error =
+            adk_tool("s", None, &listed("t", json!({"type": "array"})), handler()).unwrap_err();
+        assert!(error.to_string().contains("input_schema"), "{error}");
+    }
+
+    #[test]
+    fn an_unannotated_tool_is_side_effecting_and_destructive() {
+        let tool = adk_tool("s", None, &listed("t", object()), handler()).unwrap();
+        let info = McpToolInfo::of(&tool).unwrap();
+        assert!(info.side_effecting() && info.destructive && !info.idempotent);
+        assert_eq!(info.annotations, json!({}));
+
+        let mut annotated = listed("u", object());
+        annotated.annotations = Some(ToolAnnotations::from_raw(
+            None,
+            Some(false),
+            Some(false),
+            Some(true),
+            None,
+        ));
+        let info = McpToolInfo::of(&adk_tool("s", None, &annotated, handler()).unwrap()).unwrap();
+        assert!(info.side_effecting() && !info.destructive && info.idempotent);
+    }
+
+    fn result(content: Vec<ContentBlock>) -> CallToolResult {
+        CallToolResult::success(content)
+    }
+
+    #[tokio::test]
+    async fn results_map_to_text_media_artifacts_and_errors() {
+        let invocation = ToolInvocation::new("t", "c");
+        let text = tool_output(
+            "s",
+            "t",
+            result(vec![ContentBlock::text("a"), ContentBlock::text("b")]),
+            &invocation,
+        )
+        .await
+        .unwrap();
+        assert!(matches!(text, ToolOutput::Text(ref text) if text == "a\nb"));
+
+        let mut structured = result(Vec::new());
+        structured.structured_content = Some(json!({"t": 1}));
+        let text = tool_output("s", "t", structured, &invocation)
+            .await
+            .unwrap();
+        assert!(matches!(text, ToolOutput::Text(ref text) if text == r#"{"t":1}"#));
+
+        let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG");
+        let media = tool_output(
+            "s",
+            "t",
+            result(vec![
+                ContentBlock::image(png, "image/png"),
+                ContentBlock::text("caption"),
+            ]),
+            &invocation,
+        )
+        .await
+        .unwrap();
+        let ToolOutput::Media(media) = media else {
+            panic!("media expected");
+        };
+        assert_eq!(media[0].kind(), MediaKind::Image);
+        assert_eq!(media[0].trust_tier(), TrustTier::ThirdPartyPrivate);
+        assert_eq!(&media[0].reader().read_all().await.unwrap()[..], b"\x89PNG");
+        assert_eq!(media[1].mime_type(), "text/plain");
+
+        let artifact = tool_output(
+            "s",
+            "t",
+            result(vec![ContentBlock::embedded_text(
+                "file:///a.txt",
+                "line 1\nline 2",
+            )]),
+            &invocation,
+        )
+        .await
+        .unwrap();
+        let ToolOutput::Artifact(artifact) = artifact else {
+            panic!("artifact expected");
+        };
+        assert_eq!(artifact.line_count().await.unwrap(), 2);
+
+        let failed = tool_output(
+            "s",
+            "t",
+            CallToolResult::error(vec![ContentBlock::text("no such city")]),
+            &invocation,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(failed, McpError::ToolFailed { ref text, .. } if text == "no such city"));
+
+        let bad = tool_output(
+            "s",
+            "t",
+            result(vec![ContentBlock::image("%%%", "image/png")]),
+            &invocation,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(bad, McpError::BadResult { .. }), "{bad}");
+    }
+}
