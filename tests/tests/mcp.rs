@@ -608,3 +608,39 @@ async fn the_mcp_example_answers_through_server_everythings_echo() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_receives_the_configured_headers_and_a_refusal_is_a_handshake_error() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let seen = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+            let read = socket.read(&mut buffer).await.unwrap();
+            if read == 0 {
+                break;
+            }
+            head.extend_from_slice(&buffer[..read]);
+        }
+        let _ = socket
+            .write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await;
+        String::from_utf8_lossy(&head).to_ascii_lowercase()
+    });
+    let error = McpClient::connect(
+        McpServer::http("remote", format!("http://{address}/mcp"))
+            .header("X-Adk-Test", "yes")
+            .bearer_token("s3cret")
+            .reconnect(ReconnectPolicy::never())
+            .connect_timeout(Duration::from_secs(10)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, McpError::Handshake { .. }), "{error}");
+    let head = seen.await.unwrap();
+    assert!(head.contains("authorization: bearer s3cret"), "{head}");
+    assert!(head.contains("x-adk-test: yes"), "{head}");
+}
