@@ -1,7 +1,8 @@
 //! # adk — an agent development kit whose wiring mistakes are caught by `cargo check`
 //!
 //! A turn runs through four pipelines of middleware around an executor (the model call):
-//! `turn_input` → dispatch loop (`dispatch_input` → executor → `dispatch_output`) → `turn_output`.
+//! `turn_input` → dispatch loop (`dispatch_input` → executor → `dispatch_output`) → `turn_output`;
+//! a fifth, `tool_execution`, runs around every tool call the executor makes.
 //! The runner itself has no behaviour: middleware loads history, retrieves and enforces policy,
 //! a [`StorageAdapter`](storage::StorageAdapter) persists six primitives, and middleware passes
 //! state sideways through the [`stash`].
@@ -80,7 +81,7 @@ pub mod __private {
     pub use inventory;
 }
 
-pub use context::{DispatchContext, RawTurnContext, TurnContext};
+pub use context::{DispatchContext, RawTurnContext, ToolContext, TurnContext};
 pub use runner::{TurnOutcome, TurnRunner};
 pub use stash::{Registry, StashError, StashKey};
 
@@ -265,8 +266,9 @@ pub use adk_macros::storage_adapter;
 /// # Arguments
 ///
 /// `pipeline = turn_input` names one of `turn_input`, `turn_output` (context `&mut TurnContext`),
-/// `dispatch_input`, `dispatch_output` (context `&mut DispatchContext`);
-/// `pipeline = [dispatch_input, dispatch_output]` implements several pipelines of one scope.
+/// `dispatch_input`, `dispatch_output` (context `&mut DispatchContext`), `tool_execution`
+/// (context `&mut ToolContext`, one tool call); `pipeline = [dispatch_input, dispatch_output]`
+/// implements several pipelines of one scope.
 ///
 /// # Compile errors
 ///
@@ -280,7 +282,8 @@ pub use adk_macros::storage_adapter;
 ///
 /// - every path that returns `Ok` runs the chain (`next.run(ctx).await`), hands `next` or its
 ///   future on (to a function, closure, async block or macro), or aborts with
-///   `ctx.abort(reason)`; otherwise the pipeline would short-circuit, reported at run time as
+///   `ctx.abort(reason)` (a `tool_execution` middleware: settles the call with
+///   `ctx.refuse(reason)` or `ctx.respond(output)`); otherwise the pipeline would short-circuit, reported at run time as
 ///   `E_PIPELINE_SHORT_CIRCUITED`. Paths that return an error (`return Err(..)`, `Err(..)?`,
 ///   a tail `Err(..)`, `bail!`, `panic!`) and branches taken only when `ctx.is_aborted()` need
 ///   nothing. A `while`/`for` loop may run zero times, so running `next` inside one does not

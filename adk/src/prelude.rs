@@ -21,7 +21,7 @@
 //! # Ok::<(), BoxError>(())
 //! ```
 
-pub use crate::context::{DispatchContext, RawTurnContext, TurnContext};
+pub use crate::context::{DispatchContext, RawTurnContext, ToolContext, TurnContext};
 pub use crate::dispatch::{Executor, ScriptedModel};
 pub use crate::events::{Event, TurnError};
 pub use crate::pipeline::{BoxError, Next};

@@ -373,6 +373,12 @@ impl Analysis {
                     future @ Value::Future { .. } => future,
                     Value::Other => Value::Other,
                 };
+                // A tool middleware settles its call with `refuse` or `respond`, as others abort.
+                if (call.method == "refuse" || call.method == "respond")
+                    && self.is_context(&call.receiver)
+                {
+                    flow = flow.map(|_| Flow::Settled);
+                }
                 if call.method == "abort" {
                     if self.is_context(&call.receiver) {
                         flow = flow.map(|_| Flow::Settled);

@@ -94,7 +94,8 @@ fn path_text(path: &syn::Path) -> String {
 fn not_a_name(expr: &syn::Expr) -> darling::Error {
     darling::Error::custom(
         "expected a pipeline name; write one of `turn_input`, `turn_output`, `dispatch_input`, \
-         `dispatch_output`, or a list of them such as `[dispatch_input, dispatch_output]`",
+         `dispatch_output`, `tool_execution`, or a list of them such as \
+         `[dispatch_input, dispatch_output]`",
     )
     .with_span(expr)
 }

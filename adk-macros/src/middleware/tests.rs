@@ -91,7 +91,56 @@ fn a_misspelt_pipeline_gets_the_closest_name_and_the_list() {
         &[
             "unknown pipeline `turn_inptu`",
             "did you mean `turn_input`?",
-            "`turn_output`, `dispatch_input` or `dispatch_output`",
+            "`dispatch_input`, `dispatch_output` or `tool_execution`",
+        ],
+    );
+}
+
+fn tool_middleware(body: TokenStream) -> TokenStream {
+    quote! {
+        async fn cap_refunds(ctx: &mut ToolContext, next: Next<'_, ToolContext>) -> Result<(), BoxError> {
+            #body
+        }
+    }
+}
+
+#[test]
+fn a_tool_middleware_settles_a_path_by_refusing_or_answering_on_its_own_context() {
+    let settled = problems(
+        quote!(pipeline = tool_execution),
+        tool_middleware(quote! {
+            if ctx.args()["amount"].as_u64() > Some(100) {
+                ctx.refuse("too much");
+                return Ok(());
+            }
+            if ctx.tool_name() == "ping" {
+                ctx.respond("pong");
+                return Ok(());
+            }
+            let _ = next.run(ctx).await;
+            Ok(())
+        }),
+    );
+    assert!(settled.is_empty(), "{settled:#?}");
+
+    // `refuse` on another value settles nothing: the path falls through, and the message
+    // names the tool pipeline's way to refuse.
+    let unsettled = problems(
+        quote!(pipeline = tool_execution),
+        tool_middleware(quote! {
+            if ctx.args()["amount"].as_u64() > Some(100) {
+                policy.refuse("too much");
+                return Ok(());
+            }
+            let _ = next.run(ctx).await;
+            Ok(())
+        }),
+    );
+    assert_one_problem_containing(
+        &unsettled,
+        &[
+            "the call is neither refused nor answered",
+            "call `ctx.refuse(reason)` (or answer with `ctx.respond(output)`)",
         ],
     );
 }

@@ -6,13 +6,14 @@ use quote::ToTokens;
 
 use super::parse::{self, Arguments, MiddlewareFn, WrittenName};
 
-/// The four pipelines, as the attribute names them.
+/// The five pipelines, as the attribute names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pipeline {
     TurnInput,
     TurnOutput,
     DispatchInput,
     DispatchOutput,
+    ToolExecution,
 }
 
 /// Which context a pipeline's middleware receive.
@@ -20,14 +21,16 @@ pub(crate) enum Pipeline {
 pub(crate) enum Scope {
     Turn,
     Dispatch,
+    Tool,
 }
 
 impl Pipeline {
-    pub(crate) const ALL: [Self; 4] = [
+    pub(crate) const ALL: [Self; 5] = [
         Self::TurnInput,
         Self::TurnOutput,
         Self::DispatchInput,
         Self::DispatchOutput,
+        Self::ToolExecution,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Pipeline {
             Self::TurnOutput => "turn_output",
             Self::DispatchInput => "dispatch_input",
             Self::DispatchOutput => "dispatch_output",
+            Self::ToolExecution => "tool_execution",
         }
     }
 
@@ -46,6 +50,7 @@ impl Pipeline {
             Self::TurnOutput => "TurnOutput",
             Self::DispatchInput => "DispatchInput",
             Self::DispatchOutput => "DispatchOutput",
+            Self::ToolExecution => "ToolExecution",
         }
     }
 
@@ -53,6 +58,7 @@ impl Pipeline {
         match self {
             Self::TurnInput | Self::TurnOutput => Scope::Turn,
             Self::DispatchInput | Self::DispatchOutput => Scope::Dispatch,
+            Self::ToolExecution => Scope::Tool,
         }
     }
 
@@ -68,6 +74,7 @@ impl Scope {
         match self {
             Self::Turn => "TurnContext",
             Self::Dispatch => "DispatchContext",
+            Self::Tool => "ToolContext",
         }
     }
 
@@ -75,6 +82,7 @@ impl Scope {
         match self {
             Self::Turn => "turn-scoped",
             Self::Dispatch => "dispatch-scoped",
+            Self::Tool => "tool-scoped",
         }
     }
 
@@ -82,6 +90,7 @@ impl Scope {
         match self {
             Self::Turn => "`turn_input` or `turn_output`",
             Self::Dispatch => "`dispatch_input` or `dispatch_output`",
+            Self::Tool => "`tool_execution`",
         }
     }
 
@@ -89,12 +98,14 @@ impl Scope {
         match context {
             "TurnContext" => Some(Self::Turn),
             "DispatchContext" => Some(Self::Dispatch),
+            "ToolContext" => Some(Self::Tool),
             _ => None,
         }
     }
 }
 
-const CHOICES: &str = "`turn_input`, `turn_output`, `dispatch_input` or `dispatch_output`";
+const CHOICES: &str =
+    "`turn_input`, `turn_output`, `dispatch_input`, `dispatch_output` or `tool_execution`";
 
 /// The problems found so far. Validation keeps going after a problem so one build shows them all.
 #[derive(Default)]
@@ -272,7 +283,7 @@ fn expected_signature(name: &syn::Ident, scope: Option<Scope>) -> String {
         ),
         None => format!(
             "`async fn {name}(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), E>` \
-             (`DispatchContext` for dispatch pipelines)"
+             (`DispatchContext` for dispatch pipelines, `ToolContext` for `tool_execution`)"
         ),
     }
 }
@@ -583,6 +594,14 @@ pub(crate) fn body(
         Some([single]) => format!("the `{}` pipeline", single.name()),
         _ => "its pipeline".to_owned(),
     };
+    // A tool middleware settles its call; the others abort.
+    let (refuse, unsettled) = match pipelines {
+        Some([Pipeline::ToolExecution]) => (
+            "`ctx.refuse(reason)` (or answer with `ctx.respond(output)`)",
+            "the call is neither refused nor answered",
+        ),
+        _ => ("`ctx.abort(reason)`", "the turn is not aborted"),
+    };
     if !found.thrown_away.is_empty() {
         // One report per mistake: a thrown-away future also leaves its path unsettled.
         for call in found.thrown_away {
@@ -606,7 +625,7 @@ pub(crate) fn body(
             format!(
                 "`{next}` is never run, so this middleware short-circuits {pipeline_text} on \
                  every run (reported as E_PIPELINE_SHORT_CIRCUITED); call \
-                 `{next}.run(ctx).await`, or, to refuse on purpose, call `ctx.abort(reason)` and \
+                 `{next}.run(ctx).await`, or, to refuse on purpose, call {refuse} and \
                  name the parameter `_{next}`"
             ),
         );
@@ -632,9 +651,9 @@ pub(crate) fn body(
     }
     for witness in found.unsettled {
         let message = format!(
-            "on this path `{next}` is not run, the turn is not aborted and no error is returned, \
+            "on this path `{next}` is not run, {unsettled} and no error is returned, \
              so the middleware short-circuits {pipeline_text} here (E_PIPELINE_SHORT_CIRCUITED); \
-             run `{next}.run(ctx).await` on this path too, call `ctx.abort(reason)` to refuse on \
+             run `{next}.run(ctx).await` on this path too, call {refuse} to refuse on \
              purpose, or return an `Err`"
         );
         match witness {

@@ -10,6 +10,7 @@ mod pipelines;
 mod raw;
 mod storage_methods;
 mod streams;
+mod tool;
 mod turn;
 pub(crate) mod write_queue;
 
@@ -18,6 +19,7 @@ pub use abort::{AbortReason, Aborted};
 pub use collection::{Collection, CollectionIter};
 pub use dispatch::{AckSubscription, DispatchContext};
 pub use raw::{InvalidTurnContext, RawTurnContext, UserMessage};
+pub use tool::{ToolCallOutcome, ToolContext};
 pub use turn::TurnContext;
 
 /// The cancellation token a caller hands to `RawTurnContext::cancellation` (re-exported from
@@ -27,6 +29,7 @@ pub use tokio_util::sync::CancellationToken;
 pub(crate) use abort::caused_by_abort;
 pub(crate) use dispatch::Signal;
 pub(crate) use storage_methods::auto_spool;
+pub(crate) use tool::GateLink;
 pub(crate) use turn::watch_turn;
 
 /// The code of a gate whose error failed the middleware (`?` on `wait_for`): the turn ends with

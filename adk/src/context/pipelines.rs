@@ -1,8 +1,10 @@
 //! Which context each pipeline's middleware receive. The markers are the chain's
 //! (`adk::pipeline`); binding them to the contexts here keeps the chain free of context types.
 
-use super::{DispatchContext, TurnContext};
-use crate::pipeline::{DispatchInput, DispatchOutput, Pipeline, Scope, TurnInput, TurnOutput};
+use super::{DispatchContext, ToolContext, TurnContext};
+use crate::pipeline::{
+    DispatchInput, DispatchOutput, Pipeline, Scope, ToolExecution, TurnInput, TurnOutput,
+};
 
 impl Pipeline for TurnInput {
     type Context = TurnContext;
@@ -26,4 +28,10 @@ impl Pipeline for DispatchOutput {
     type Context = DispatchContext;
     const NAME: &'static str = "dispatch_output";
     const SCOPE: Scope = Scope::Dispatch;
+}
+
+impl Pipeline for ToolExecution {
+    type Context = ToolContext;
+    const NAME: &'static str = "tool_execution";
+    const SCOPE: Scope = Scope::Tool;
 }

@@ -11,7 +11,7 @@ use tokio_util::sync::WaitForCancellationFuture;
 use crate::Registry;
 use crate::events::{ErrorCode, EventSink, TurnError};
 use crate::ids::TurnId;
-use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
+use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext, Stack, ToolExecution};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
 };
@@ -28,6 +28,9 @@ pub(crate) struct TurnShared {
     pub(crate) storage_context: StorageContext,
     pub(crate) events: EventSink,
     pub(crate) abort: AbortState,
+    /// The `tool_execution` pipeline, its handler step last; `None` when no tool middleware
+    /// is registered, so a call runs its handler directly.
+    pub(crate) tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
     first_error: Mutex<Option<TurnError>>,
     /// The wall clock and the monotonic clock read together once, when the turn began: every
     /// later timestamp is derived from one monotonic read instead of reading both clocks.
@@ -182,7 +185,7 @@ impl TurnContext {
         storage: SharedStorage,
         tools: ToolRegistry,
     ) -> Result<Self, InvalidTurnContext> {
-        Self::with_events(raw, storage, tools, EventSink::default())
+        Self::with_events(raw, storage, tools, EventSink::default(), None)
     }
 
     pub(crate) fn with_events(
@@ -190,6 +193,7 @@ impl TurnContext {
         storage: SharedStorage,
         tools: ToolRegistry,
         events: EventSink,
+        tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
     ) -> Result<Self, InvalidTurnContext> {
         if raw.conversation_id.is_empty() {
             return Err(InvalidTurnContext::EmptyConversationId);
@@ -243,6 +247,7 @@ impl TurnContext {
                 storage_context,
                 events,
                 abort,
+                tool_pipeline,
                 first_error: Mutex::new(None),
                 clock_origin: (SystemTime::now(), Instant::now()),
             }),

@@ -12,6 +12,7 @@
 mod executor;
 mod helpers;
 mod scripted;
+mod tool_pipeline;
 mod tools;
 
 use std::panic::AssertUnwindSafe;
@@ -21,6 +22,7 @@ use futures_util::FutureExt;
 pub use executor::{Executor, ExecutorFn, executor_fn};
 pub use helpers::{ReportError, ToolCallUpdate};
 pub use scripted::{ScriptedModel, ScriptedModelError, Step};
+pub(crate) use tool_pipeline::tool_pipeline;
 pub use tools::ToolExecutionError;
 
 use crate::context::{AbortReason, DispatchContext, Signal, TurnContext};
@@ -294,12 +296,16 @@ pub(crate) fn short_circuited(
         Some(by) => format!("{by}"),
         None => "a middleware".to_owned(),
     };
+    let refusal = if pipeline == "tool_execution" {
+        "use `ctx.refuse(reason)` or `ctx.respond(output)` to settle the call on purpose"
+    } else {
+        "use `ctx.abort(reason)` for an intentional refusal"
+    };
     TurnError::new(
         ErrorCode::PipelineShortCircuited,
         format!(
             "the `{pipeline}` pipeline short-circuited: {culprit} returned without calling \
-             `next.run(ctx).await` and without aborting; call `next`, or use `ctx.abort(reason)` \
-             for an intentional refusal"
+             `next.run(ctx).await` and without aborting; call `next`, or {refusal}"
         ),
     )
 }

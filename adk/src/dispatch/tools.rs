@@ -10,10 +10,12 @@ use std::time::{Instant, SystemTime};
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use crate::context::DispatchContext;
-use crate::events::{ErrorCode, Event, EventSink};
+use std::sync::Arc;
+
+use crate::context::{DispatchContext, GateLink, ToolContext};
+use crate::events::{ErrorCode, Event, EventSink, TurnError};
 use crate::ids::TurnId;
-use crate::pipeline::Panicked;
+use crate::pipeline::{Panicked, Stack, ToolExecution};
 use crate::primitives::{
     HandlerFailed, InvalidToolArgs, Tool, ToolCall, ToolInvocation, ToolOutput, tool_call_checksum,
 };
@@ -88,6 +90,40 @@ pub enum ToolExecutionError {
         #[source]
         source: HandlerFailed,
     },
+    /// A `tool_execution` middleware refused the call (`ToolContext::refuse`, or the abort
+    /// error); the handler did not run. Code `E_TOOL_REFUSED`. The message, which the model
+    /// reads as the call's result, names the tool and gives the reason.
+    #[error("tool {tool:?} was not run: {reason}")]
+    Refused {
+        /// The tool.
+        tool: String,
+        /// The tool call's id.
+        call_id: String,
+        /// Why, as the middleware put it.
+        reason: String,
+    },
+    /// A `tool_execution` middleware failed (an error, a panic, a gate's error) or returned
+    /// without running `next` and without settling the call; the source says which and why.
+    /// Code: the source's (`E_TOOL_PIPELINE_ERROR`, `E_PIPELINE_SHORT_CIRCUITED`, or a gate's).
+    #[error("tool {tool:?}: {source}")]
+    Pipeline {
+        /// The tool.
+        tool: String,
+        /// The tool call's id.
+        call_id: String,
+        /// The failure, as the runner reports a pipeline's.
+        #[source]
+        source: TurnError,
+    },
+    /// The dispatch or the turn was aborted before the call's handler ran. Code
+    /// `E_TOOL_CALL_ABORTED`.
+    #[error("tool {tool:?} was not run: the dispatch was aborted")]
+    Aborted {
+        /// The tool.
+        tool: String,
+        /// The tool call's id.
+        call_id: String,
+    },
     /// The handler panicked; the panic was contained. Code `E_TOOL_DOWNSTREAM_ERROR`. Like
     /// `Downstream`, the message leaves the call's id out.
     #[error("tool {tool:?}: the handler {source}")]
@@ -103,12 +139,16 @@ pub enum ToolExecutionError {
 }
 
 impl ToolExecutionError {
-    /// The error's code: `E_UNKNOWN_TOOL`, `E_INVALID_TOOL_ARGS` or `E_TOOL_DOWNSTREAM_ERROR`.
+    /// The error's code: `E_UNKNOWN_TOOL`, `E_INVALID_TOOL_ARGS`, `E_TOOL_DOWNSTREAM_ERROR`,
+    /// `E_TOOL_REFUSED`, `E_TOOL_CALL_ABORTED`, or a failed tool middleware's.
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::UnknownTool { .. } | Self::HiddenTool { .. } => ErrorCode::UnknownTool,
             Self::InvalidArgs(_) => ErrorCode::InvalidToolArgs,
             Self::Downstream { .. } | Self::Panicked { .. } => ErrorCode::ToolDownstreamError,
+            Self::Refused { .. } => ErrorCode::ToolRefused,
+            Self::Pipeline { source, .. } => source.code(),
+            Self::Aborted { .. } => ErrorCode::ToolCallAborted,
         }
     }
 
@@ -117,7 +157,11 @@ impl ToolExecutionError {
         match self {
             Self::UnknownTool { name, .. } | Self::HiddenTool { name, .. } => name,
             Self::InvalidArgs(invalid) => invalid.tool(),
-            Self::Downstream { tool, .. } | Self::Panicked { tool, .. } => tool,
+            Self::Downstream { tool, .. }
+            | Self::Panicked { tool, .. }
+            | Self::Refused { tool, .. }
+            | Self::Pipeline { tool, .. }
+            | Self::Aborted { tool, .. } => tool,
         }
     }
 }
@@ -142,7 +186,9 @@ struct PreparedCall {
     checksum: String,
     events: EventSink,
     turn_id: TurnId,
-    dispatch_id: std::sync::Arc<str>,
+    dispatch_id: Arc<str>,
+    /// The runner's `tool_execution` pipeline, when it has middleware.
+    pipeline: Option<Arc<Stack<ToolExecution>>>,
 }
 
 impl DispatchContext {
@@ -257,13 +303,20 @@ impl DispatchContext {
                 tool_call_checksum(name, &Map::from_iter([("value".to_owned(), other.clone())]))
             }
         };
-        let invocation = tool.invocation_in_dispatch(
+        let mut invocation = tool.invocation_in_dispatch(
             call_id,
             &checksum,
             self.dispatch_id(),
             self.iteration(),
             self.shared.storage.clone(),
             self.storage_context().clone(),
+        );
+        // The handler's (and the tool middleware's) gates: announced on the runner's bus,
+        // settled when the dispatch or the turn is aborted.
+        invocation.gates = GateLink::new(
+            self.turn_id().clone(),
+            self.shared.events.clone(),
+            self.cancellation().clone(),
         );
         Ok(PreparedCall {
             tool: tool.clone(),
@@ -273,6 +326,7 @@ impl DispatchContext {
             events: self.shared.events.clone(),
             turn_id: self.turn_id().clone(),
             dispatch_id: self.shared_id(),
+            pipeline: self.shared.tool_pipeline.clone(),
         })
     }
 }
@@ -287,6 +341,7 @@ impl PreparedCall {
             events,
             turn_id,
             dispatch_id,
+            pipeline,
         } = self;
         let tool_name = tool.name().to_owned();
         let call_id = invocation.call_id().to_owned();
@@ -301,6 +356,25 @@ impl PreparedCall {
             args: args.clone(),
             started_at,
         });
+        if let Some(pipeline) = pipeline {
+            let result = super::tool_pipeline::run_tool_pipeline(
+                &pipeline,
+                ToolContext::new(tool, args, invocation),
+            )
+            .await;
+            events.emit(Event::ToolExecutionEnd {
+                turn_id,
+                dispatch_id,
+                tool_name,
+                tool_call_id: call_id,
+                checksum,
+                started_at,
+                ended_at: SystemTime::now(),
+                duration: started.elapsed(),
+                is_error: result.is_err(),
+            });
+            return result;
+        }
         // The handler is called inside the guarded future, so a panic while it builds its
         // future is contained as well as one while it runs.
         let outcome = AssertUnwindSafe(async move { tool.call(args, invocation).await })

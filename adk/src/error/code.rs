@@ -41,6 +41,12 @@ pub enum ErrorCode {
     ToolDownstreamError,
     /// A tool was called that the dispatch does not offer (absent or hidden).
     UnknownTool,
+    /// A `tool_execution` middleware returned an error or panicked; the call failed.
+    ToolPipelineError,
+    /// A `tool_execution` middleware refused the call; its handler did not run.
+    ToolRefused,
+    /// The dispatch or turn was aborted before the call's handler ran.
+    ToolCallAborted,
     /// A turn gate timed out.
     TurnGateTimeout,
     /// A turn gate was aborted.
@@ -81,6 +87,9 @@ impl ErrorCode {
             Self::ToolAlreadyRegistered => "E_TOOL_ALREADY_REGISTERED",
             Self::InvalidToolArgs => "E_INVALID_TOOL_ARGS",
             Self::ToolDownstreamError => "E_TOOL_DOWNSTREAM_ERROR",
+            Self::ToolPipelineError => "E_TOOL_PIPELINE_ERROR",
+            Self::ToolRefused => "E_TOOL_REFUSED",
+            Self::ToolCallAborted => "E_TOOL_CALL_ABORTED",
             Self::UnknownTool => "E_UNKNOWN_TOOL",
             Self::TurnGateTimeout => "E_TURN_GATE_TIMEOUT",
             Self::TurnGateAborted => "E_TURN_GATE_ABORTED",

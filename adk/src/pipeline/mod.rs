@@ -1,6 +1,6 @@
 //! Pipelines and middleware: the onion every turn is made of.
 //!
-//! A turn walks four pipelines. Each is a list of middleware run in registration order; a
+//! A turn walks four pipelines, and every tool call a fifth. Each is a list of middleware run in registration order; a
 //! middleware does its pre-step, hands the context on with [`Next::run`], and does its post-step
 //! when the rest of the chain has finished. Not calling `next` short-circuits the pipeline.
 //!
@@ -10,6 +10,7 @@
 //! | `dispatch_input` | [`DispatchInput`] | `DispatchContext` | every iteration, before the executor |
 //! | `dispatch_output` | [`DispatchOutput`] | `DispatchContext` | every iteration, after the executor |
 //! | `turn_output` | [`TurnOutput`] | `TurnContext` | once, after an acknowledged dispatch |
+//! | `tool_execution` | [`ToolExecution`] | `ToolContext` | around every tool call a dispatch executes |
 //!
 //! The pipeline is part of a middleware's type: `Middleware<TurnInput>` cannot be registered on
 //! `dispatch_input`, so a middleware written for one pipeline never runs in another.
@@ -98,7 +99,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// One of the four pipelines. Implemented only by the markers in this module (their impls,
+/// One of the five pipelines. Implemented only by the markers in this module (their impls,
 /// which name the context each walks, are with the contexts).
 pub trait Pipeline: sealed::Sealed + Send + Sync + 'static {
     /// The context its middleware receive.
@@ -116,6 +117,8 @@ pub enum Scope {
     Turn,
     /// Dispatch-scoped pipelines see the `DispatchContext`.
     Dispatch,
+    /// The tool pipeline sees one tool call's `ToolContext`.
+    Tool,
 }
 
 /// What a pipeline needs from the context it walks.
@@ -339,4 +342,9 @@ pipeline_marker!(
 pipeline_marker!(
     /// The pipeline run every iteration after the executor: inspect what the model produced.
     DispatchOutput
+);
+pipeline_marker!(
+    /// The pipeline run around every tool call a dispatch executes: look at the call, refuse it,
+    /// rewrite its arguments, answer in its place, ask for approval, observe the result.
+    ToolExecution
 );

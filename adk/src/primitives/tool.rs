@@ -162,6 +162,7 @@ impl Tool {
             dispatch: Some((Arc::from(dispatch_id), iteration)),
             storage,
             storage_context,
+            gates: <super::TurnGates as super::InvocationGates>::standalone(),
         }
     }
 

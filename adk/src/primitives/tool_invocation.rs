@@ -50,6 +50,7 @@ pub struct ToolInvocation {
     pub(super) dispatch: Option<(Arc<str>, u32)>,
     pub(crate) storage: CarriedStorage,
     pub(crate) storage_context: CarriedContext,
+    pub(crate) gates: CarriedGates,
 }
 
 /// The storage half of a [`ToolInvocation`], as the layer that supplies it names it: the handle
@@ -68,6 +69,24 @@ pub(crate) trait InvocationStorage {
     /// The storage of an invocation made outside a turn.
     fn standalone() -> (Self::Storage, Self::Context);
 }
+
+/// The gate half of a [`ToolInvocation`], inverted like [`InvocationStorage`]: what a handler's
+/// `wait_for` needs (the turn's id, its event bus, the dispatch's cancellation token), named by
+/// the layer that supplies it (`context`, which implements this trait for [`TurnGates`]).
+pub(crate) trait InvocationGates {
+    /// Where a handler's gates are announced and what settles them.
+    type Link: Clone + fmt::Debug + Send + Sync + 'static;
+
+    /// The link of an invocation made outside a turn: nobody listens, so its gates time out.
+    fn standalone() -> Self::Link;
+}
+
+/// The one implementation of [`InvocationGates`] (it has no values; the implementation lives in
+/// `context`).
+pub(crate) enum TurnGates {}
+
+/// The gate link an invocation carries.
+pub(crate) type CarriedGates = <TurnGates as InvocationGates>::Link;
 
 /// The one implementation of [`InvocationStorage`] the crate's invocations carry (it has no
 /// values: it only names the implementation, which lives in `storage`).
@@ -96,6 +115,7 @@ impl ToolInvocation {
             dispatch: None,
             storage,
             storage_context,
+            gates: <TurnGates as InvocationGates>::standalone(),
         }
     }
 

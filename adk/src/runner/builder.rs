@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use crate::dispatch::{DEFAULT_MAX_ITERATIONS, Executor};
 use crate::events::{Event, Listener};
-use crate::pipeline::{DispatchInput, DispatchOutput, Middleware, Stack, TurnInput, TurnOutput};
+use crate::pipeline::{
+    DispatchInput, DispatchOutput, Middleware, Stack, ToolExecution, TurnInput, TurnOutput,
+};
 use crate::primitives::Tool;
 use crate::state::{SessionStore, SharedSessionStore, StateKey};
 use crate::storage::{SharedStorage, StorageAdapter};
@@ -74,6 +76,7 @@ pub struct TurnRunnerBuilder<S = NoStorage, X = NoExecutor> {
     turn_output: Stack<TurnOutput>,
     dispatch_input: Stack<DispatchInput>,
     dispatch_output: Stack<DispatchOutput>,
+    tool_execution: Stack<ToolExecution>,
     listeners: Vec<Listener>,
     max_iterations: u32,
     session_store: Option<SharedSessionStore>,
@@ -98,6 +101,7 @@ impl TurnRunnerBuilder {
             turn_output: Stack::new(),
             dispatch_input: Stack::new(),
             dispatch_output: Stack::new(),
+            tool_execution: Stack::new(),
             listeners: Vec::new(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
             session_store: None,
@@ -122,6 +126,7 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             turn_output: self.turn_output,
             dispatch_input: self.dispatch_input,
             dispatch_output: self.dispatch_output,
+            tool_execution: self.tool_execution,
             listeners: self.listeners,
             max_iterations: self.max_iterations,
             session_store: self.session_store,
@@ -139,6 +144,7 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             turn_output: self.turn_output,
             dispatch_input: self.dispatch_input,
             dispatch_output: self.dispatch_output,
+            tool_execution: self.tool_execution,
             listeners: self.listeners,
             max_iterations: self.max_iterations,
             session_store: self.session_store,
@@ -167,6 +173,14 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     /// Appends middleware to `dispatch_output`, run every iteration after the executor.
     pub fn dispatch_output(mut self, middleware: impl Middleware<DispatchOutput>) -> Self {
         self.dispatch_output.push(middleware);
+        self
+    }
+
+    /// Appends middleware to `tool_execution`, run around every tool call a dispatch executes
+    /// (`ctx.execute_tool`, `ctx.call_tool`), the tool's handler at its end. See
+    /// [`ToolContext`](crate::ToolContext) and the tools guide.
+    pub fn tool_execution(mut self, middleware: impl Middleware<ToolExecution>) -> Self {
+        self.tool_execution.push(middleware);
         self
     }
 
@@ -255,6 +269,7 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             turn_output: self.turn_output,
             dispatch_input: self.dispatch_input,
             dispatch_output: self.dispatch_output,
+            tool_pipeline: crate::dispatch::tool_pipeline(self.tool_execution),
             listeners: self.listeners.into(),
             max_iterations: self.max_iterations,
             session_store: self.session_store,

@@ -23,7 +23,8 @@ use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
 use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnError};
 use crate::pipeline::{
-    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
+    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, ToolExecution, TurnInput,
+    TurnOutput,
 };
 use crate::primitives::{Message, Role, Tool, ToolRegistry};
 use crate::state::{
@@ -52,6 +53,9 @@ pub(crate) struct RunnerParts {
     pub(crate) turn_output: Stack<TurnOutput>,
     pub(crate) dispatch_input: Stack<DispatchInput>,
     pub(crate) dispatch_output: Stack<DispatchOutput>,
+    /// The `tool_execution` pipeline with the handler step last, or `None` without tool
+    /// middleware.
+    pub(crate) tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
     pub(crate) listeners: Arc<[Listener]>,
     pub(crate) max_iterations: u32,
     pub(crate) session_store: Option<SharedSessionStore>,
@@ -136,6 +140,7 @@ impl TurnRunner {
             parts.storage.clone(),
             tools,
             events,
+            parts.tool_pipeline.clone(),
         )?);
         let span = tracing::info_span!("adk.turn", turn_id = %ctx.turn_id());
         let report = in_span!(self.walk(&mut ctx), span);
