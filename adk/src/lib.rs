@@ -35,6 +35,7 @@ extern crate self as adk;
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;
+pub mod approval;
 pub mod budget;
 pub mod bytes;
 pub mod compaction;

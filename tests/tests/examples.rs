@@ -17,6 +17,10 @@ mod storage_from_fns;
 #[allow(dead_code)]
 mod gate_approval;
 
+#[path = "../../examples/tool_approval.rs"]
+#[allow(dead_code)]
+mod tool_approval;
+
 #[path = "../../examples/abort.rs"]
 #[allow(dead_code)]
 mod abort;
@@ -196,6 +200,25 @@ async fn gate_approval_answers_when_approved_and_aborts_when_denied() {
 
     assert!(approved.starts_with("answered: Hello!"), "{approved}");
     assert_eq!(denied, "aborted: the reviewer declined the question");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_approval_runs_the_refund_when_approved_and_the_model_reads_the_denial() {
+    let (approved, refunded) = tool_approval::run(tool_approval::Answer::Approve)
+        .await
+        .expect("the approved run");
+    assert_eq!(approved, "refunded 30 EUR on order 42");
+    assert_eq!(refunded, 30);
+
+    let (denied, refunded) = tool_approval::run(tool_approval::Answer::Deny)
+        .await
+        .expect("the denied run");
+    assert_eq!(
+        denied,
+        "tool \"refund\" was not run: a reviewer denied the call: refunds need a receipt; ask \
+         the customer for one"
+    );
+    assert_eq!(refunded, 0, "the denied refund ran");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -186,6 +186,10 @@ const LAYERS: &[Layer] = &[
                 ],
             },
             Module {
+                name: "approval",
+                may_import: &["gate", "pipeline", "context"],
+            },
+            Module {
                 name: "openai",
                 may_import: &[
                     "error",
