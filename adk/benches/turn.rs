@@ -7,7 +7,9 @@
 //! two 64-layer baselines, and a turn whose `turn_input` loads 10, 1,000 or 10,000 turns of
 //! history (two messages each) as a window of the last 20 messages and as a whole, beside the
 //! load alone (fetch + `Collection::extend` + drop), so the runtime's own share is the
-//! difference.
+//! difference; and a turn whose executor makes one tool call (`ctx.call_tool`), with no tool
+//! middleware and with one pass-through `tool_execution` middleware, so the tool pipeline's
+//! cost is their difference.
 //!
 //! Criterion: `cargo bench -p checked-adk --bench turn -- --measurement-time 2 --warm-up-time 1`
 //! prints allocation counts first and the medians and ratios last.
@@ -95,6 +97,40 @@ async fn pass_dispatch(
 /// middleware on each pipeline. One extra `dispatch_output` middleware acknowledges after the
 /// output pipeline so all four pipelines run; it is in every row, so it cancels out of the
 /// per-layer figure.
+#[middleware(pipeline = tool_execution)]
+async fn pass_tool(
+    ctx: &mut adk::ToolContext,
+    next: Next<'_, adk::ToolContext>,
+) -> Result<(), BoxError> {
+    let _ = next.run(ctx).await;
+    Ok(())
+}
+
+/// A turn whose executor calls the tool `echo` once and acks, with `tool_middleware`
+/// pass-through `tool_execution` middleware.
+fn tool_call_runner(tool_middleware: usize) -> TurnRunner {
+    let echo = adk::primitives::Tool::builder("echo")
+        .description("Answers at once.")
+        .handler(|_args: serde_json::Value, _| async move { Ok("echo") })
+        .build()
+        .expect("a valid tool");
+    let mut builder = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .tool(echo)
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            let call = ctx.call_tool("echo", "call-1", serde_json::json!({}));
+            Box::pin(async move {
+                black_box(call.await.map_err(|error| error.to_string())?);
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }));
+    for _ in 0..tool_middleware {
+        builder = builder.tool_execution(pass_tool);
+    }
+    builder.build()
+}
+
 fn mocked_runner(depth: usize) -> TurnRunner {
     let mut builder = TurnRunner::builder()
         .storage(NoopStorage::new())
@@ -288,6 +324,8 @@ fn raw() -> RawTurnContext {
 /// Every row, by name, as a future factory over the shared set-up.
 struct Rows {
     mocked: [(usize, TurnRunner); 3],
+    /// A turn with one tool call, under 0 and 1 tool middleware.
+    tool_calls: [(usize, TurnRunner); 2],
     boxed: Vec<BoxedLayer>,
     histories: Vec<(usize, History, TurnRunner, TurnRunner)>,
 }
@@ -296,6 +334,7 @@ impl Rows {
     fn new() -> Self {
         Self {
             mocked: [0, 1, DEEP / PIPELINES].map(|depth| (depth * PIPELINES, mocked_runner(depth))),
+            tool_calls: [0, 1].map(|count| (count, tool_call_runner(count))),
             boxed: boxed_chain(DEEP),
             histories: HISTORY_TURNS
                 .iter()
@@ -315,6 +354,9 @@ impl Rows {
             .iter()
             .map(|(layers, _)| format!("turn/{layers} middleware"))
             .collect();
+        for (count, _) in &self.tool_calls {
+            names.push(format!("tool call/{count} tool middleware"));
+        }
         names.push(format!("baseline/boxed async closures ({DEEP})"));
         names.push(format!("baseline/static chain ({DEEP})"));
         names.push("baseline/empty block_on".to_owned());
@@ -336,6 +378,13 @@ impl Rows {
             .position(|(layers, _)| name == format!("turn/{layers} middleware"))
         {
             return Row::Mocked(index);
+        }
+        if let Some(index) = self
+            .tool_calls
+            .iter()
+            .position(|(count, _)| name == format!("tool call/{count} tool middleware"))
+        {
+            return Row::ToolCall(index);
         }
         if name.starts_with("baseline/boxed") {
             return Row::Boxed;
@@ -365,6 +414,9 @@ impl Rows {
         match row {
             Row::Mocked(index) => {
                 let _ = black_box(self.mocked[index].1.run(raw()).await);
+            }
+            Row::ToolCall(index) => {
+                let _ = black_box(self.tool_calls[index].1.run(raw()).await);
             }
             Row::Boxed => {
                 let mut state = 0;
@@ -397,6 +449,7 @@ impl Rows {
 #[derive(Clone, Copy)]
 enum Row {
     Mocked(usize),
+    ToolCall(usize),
     Boxed,
     Static,
     Empty,
