@@ -179,6 +179,103 @@ text_id! {
     ThreadId, example = "draft-2"
 }
 
+impl ThreadId {
+    /// The longest thread id, in bytes, a session store accepts.
+    pub const MAX_LEN: usize = 256;
+
+    /// Checks that the id can name a thread in a session store: not empty (the stores keep
+    /// session-scoped records under the empty thread), at most [`ThreadId::MAX_LEN`] bytes, and
+    /// free of control characters (a NUL byte cannot be stored in PostgreSQL text).
+    ///
+    /// Every session store, [`Fork`](crate::state::Fork) and the runner refuse an id that fails
+    /// this check.
+    ///
+    /// ```
+    /// use adk::ids::{ThreadId, ThreadIdProblem};
+    ///
+    /// assert!(ThreadId::from("draft-2").check().is_ok());
+    /// let refused = ThreadId::from("").check().unwrap_err();
+    /// assert_eq!(refused.problem, ThreadIdProblem::Empty);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidThreadId`], naming the problem and (at most the first 64 characters of) the id.
+    pub fn check(&self) -> Result<(), InvalidThreadId> {
+        let id = self.as_str();
+        let problem = if id.is_empty() {
+            ThreadIdProblem::Empty
+        } else if id.len() > Self::MAX_LEN {
+            ThreadIdProblem::TooLong { len: id.len() }
+        } else if id.chars().any(char::is_control) {
+            ThreadIdProblem::ControlCharacter
+        } else {
+            return Ok(());
+        };
+        Err(InvalidThreadId {
+            shown: shown(id),
+            problem,
+        })
+    }
+}
+
+/// The first 64 characters of an id, with control characters escaped and `…` when cut, for error
+/// messages (a 10 KB id is not copied whole into a message).
+pub(crate) fn shown(id: &str) -> String {
+    const SHOWN: usize = 64;
+    let mut out: String = id
+        .chars()
+        .take(SHOWN)
+        .flat_map(char::escape_debug)
+        .collect();
+    if id.chars().nth(SHOWN).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// What is wrong with a thread id; see [`ThreadId::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ThreadIdProblem {
+    /// The id is the empty string.
+    Empty,
+    /// The id is longer than [`ThreadId::MAX_LEN`] bytes.
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// The id holds a control character (a NUL byte, a newline...).
+    ControlCharacter,
+}
+
+impl fmt::Display for ThreadIdProblem {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty => formatter.write_str("is empty"),
+            Self::TooLong { len } => write!(
+                formatter,
+                "is {len} bytes long, over the limit of {}",
+                ThreadId::MAX_LEN
+            ),
+            Self::ControlCharacter => formatter.write_str("holds a control character"),
+        }
+    }
+}
+
+/// A thread id was refused; see [`ThreadId::check`]. Nothing was read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the thread id `{shown}` {problem}: name threads with 1 to 256 bytes of printable text \
+     (`ThreadId::check`)"
+)]
+pub struct InvalidThreadId {
+    /// The id as shown in the message: at most its first 64 characters, escaped.
+    pub shown: String,
+    /// What is wrong with it.
+    pub problem: ThreadIdProblem,
+}
+
 text_id! {
     /// Identifies one turn: one call of the runner with one piece of user input.
     ///
@@ -301,5 +398,26 @@ mod tests {
         let conversation: ConversationId = ConversationId::from("c-1");
         let session: SessionId = conversation;
         assert_eq!(session.as_str(), "c-1");
+    }
+
+    #[test]
+    fn thread_ids_that_are_empty_too_long_or_hold_control_characters_are_refused() {
+        assert!(ThreadId::from("main").check().is_ok());
+        assert!(
+            ThreadId::from("x".repeat(ThreadId::MAX_LEN))
+                .check()
+                .is_ok()
+        );
+        let problem = |id: &str| ThreadId::from(id).check().map_err(|error| error.problem);
+        assert_eq!(problem(""), Err(ThreadIdProblem::Empty));
+        assert_eq!(problem("a\0b"), Err(ThreadIdProblem::ControlCharacter));
+        assert_eq!(
+            problem("line\nbreak"),
+            Err(ThreadIdProblem::ControlCharacter)
+        );
+        let long = "y".repeat(10_000);
+        let refused = ThreadId::from(long.as_str()).check().expect_err("too long");
+        assert_eq!(refused.problem, ThreadIdProblem::TooLong { len: 10_000 });
+        assert!(refused.to_string().len() < 300, "{refused}");
     }
 }

@@ -231,6 +231,9 @@ pub enum InvalidTurnContext {
         /// Which id: `"app name"`, `"user id"` or `"thread id"`.
         which: &'static str,
     },
+    /// The thread id is too long or holds a control character ([`ThreadId::check`](crate::ids::ThreadId::check)).
+    #[error("{0}")]
+    InvalidThreadId(#[from] crate::ids::InvalidThreadId),
     /// The stash seed was not in the nested form, or was otherwise invalid.
     #[error("the stash seed was refused: {0}")]
     Stash(#[from] crate::StashError),

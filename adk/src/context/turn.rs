@@ -207,6 +207,7 @@ impl TurnContext {
                 return Err(InvalidTurnContext::EmptyId { which });
             }
         }
+        raw.thread_id.check()?;
         if raw.system_prompt.is_empty_static() {
             return Err(InvalidTurnContext::EmptySystemPrompt);
         }

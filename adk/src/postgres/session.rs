@@ -556,6 +556,7 @@ impl SessionStore for PostgresSessionStore {
         key: &SessionKey,
         thread: &ThreadId,
     ) -> Result<LoadedTurn, SessionStoreError> {
+        thread.check()?;
         let operation = "loading a turn's state";
         let client = self.client(operation).await?;
         let statement = client
@@ -587,6 +588,7 @@ impl SessionStore for PostgresSessionStore {
         key: &SessionKey,
         commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
+        commit.check_threads()?;
         let operation = "committing a turn";
         let mut client = self.client(operation).await?;
         let transaction = client.transaction().await.map_err(db(operation))?;
@@ -701,6 +703,8 @@ impl SessionStore for PostgresSessionStore {
         from: &ThreadId,
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
+        from.check()?;
+        to.check()?;
         if from == to {
             // Replacing a thread's records with themselves: deleting the target first would
             // lose them.

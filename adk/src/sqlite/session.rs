@@ -497,6 +497,7 @@ impl SessionStore for SqliteSessionStore {
         key: &SessionKey,
         thread: &ThreadId,
     ) -> Result<LoadedTurn, SessionStoreError> {
+        thread.check()?;
         let (key, thread) = (key.clone(), thread.clone());
         self.call(move |connection| {
             let tx = connection.transaction().map_err(db("starting a read"))?;
@@ -564,6 +565,7 @@ impl SessionStore for SqliteSessionStore {
         key: &SessionKey,
         commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
+        commit.check_threads()?;
         let key = key.clone();
         self.call(move |connection| {
             let tx = connection
@@ -650,6 +652,8 @@ impl SessionStore for SqliteSessionStore {
         from: &ThreadId,
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
+        from.check()?;
+        to.check()?;
         if from == to {
             // Replacing a thread's records with themselves: deleting the target first would
             // lose them.

@@ -47,6 +47,7 @@ pub const RULES: &[&str] = &[
     "middleware_records_load_by_session_and_thread_scope",
     "copy_thread_records_replaces_the_target_threads_records",
     "copying_a_thread_onto_itself_keeps_its_records",
+    "empty_and_malformed_thread_ids_are_refused_before_anything_is_written",
 ];
 
 /// A rule the store broke.
@@ -518,6 +519,50 @@ impl Run {
                     "the thread's records after copying it onto itself",
                     vec![kept],
                     loaded,
+                )
+            }
+            "empty_and_malformed_thread_ids_are_refused_before_anything_is_written" => {
+                let good = ThreadId::default();
+                for bad in ["", "nul\0byte", &"x".repeat(ThreadId::MAX_LEN + 1)] {
+                    let bad = ThreadId::from(bad);
+                    let refused = |result: Result<_, SessionStoreError>, call: &str| match result {
+                        Err(SessionStoreError::InvalidThreadId(_)) => Ok(()),
+                        other => Err(self.fail(format!(
+                            "{call} with thread {:?}: expected InvalidThreadId, got {:?}",
+                            bad.as_str(),
+                            other.map(|_| ())
+                        ))),
+                    };
+                    refused(store.load_turn(&key, &bad).await.map(|_| ()), "load_turn")?;
+                    let mut turn = self.turn(store, &key).await?;
+                    self.set(&mut turn, "k", json!(1))?;
+                    refused(
+                        store.commit_turn(&key, turn.to_commit(&bad)).await,
+                        "commit_turn",
+                    )?;
+                    let record = MiddlewareStateRecord {
+                        scope: RecordScope::Thread(bad.clone()),
+                        key: "planner".to_owned(),
+                        version: 1,
+                        json: json!(1),
+                    };
+                    let commit = TurnCommit {
+                        middleware: vec![MiddlewareStateWrite::Put(record)],
+                        ..TurnCommit::default()
+                    };
+                    refused(
+                        store.commit_turn(&key, commit).await,
+                        "commit_turn of a record",
+                    )?;
+                    refused(
+                        store.copy_thread_records(&key, &good, &bad).await,
+                        "copy_thread_records",
+                    )?;
+                }
+                self.expect_eq(
+                    "the session after the refused calls",
+                    None,
+                    self.ok(store.get_session(&key).await)?,
                 )
             }
             unknown => Err(self.fail(format!("no such rule: {unknown}"))),

@@ -64,6 +64,9 @@ pub enum SessionStoreError {
         /// The keys (with their scope prefixes) that changed since the turn read them.
         keys: Vec<String>,
     },
+    /// A thread id was empty or malformed; nothing was read or written.
+    #[error("{0}")]
+    InvalidThreadId(#[from] crate::ids::InvalidThreadId),
     /// The stored data could not be read back (invalid JSON in a state column, for instance).
     #[error("the stored session data is invalid: {0}")]
     InvalidData(String),

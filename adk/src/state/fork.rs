@@ -85,6 +85,10 @@ pub enum ForkError {
         "the runner has no session store to fork thread state in; build it with `.session_store(..)`"
     )]
     NoSessionStore,
+    /// The source or target thread id is empty or malformed ([`ThreadId::check`]); nothing
+    /// was read or written.
+    #[error("the fork was refused: {0}")]
+    InvalidThread(#[from] crate::ids::InvalidThreadId),
     /// The source thread has no messages to fork from.
     #[error("thread `{thread}` has no messages to fork from")]
     NoMessages {
@@ -186,12 +190,15 @@ impl Fork {
     ///
     /// # Errors
     ///
-    /// [`ForkError`]; see each variant for what was written before it.
+    /// [`ForkError`]; see each variant for what was written before it. An empty or malformed
+    /// thread id is [`ForkError::InvalidThread`], before anything is read.
     pub async fn run(
         self,
         storage: &SharedStorage,
         store: &impl SessionStore,
     ) -> Result<Forked, ForkError> {
+        self.from.check()?;
+        self.to.check()?;
         let source = self.context(&self.from);
         let target = self.context(&self.to);
         let messages =

@@ -173,6 +173,7 @@ impl SessionStore for InMemorySessionStore {
         key: &SessionKey,
         thread: &ThreadId,
     ) -> Result<LoadedTurn, SessionStoreError> {
+        thread.check()?;
         let stored = self.lock();
         let session = stored.sessions.get(key);
         let middleware = session
@@ -212,6 +213,7 @@ impl SessionStore for InMemorySessionStore {
         key: &SessionKey,
         commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
+        commit.check_threads()?;
         let mut guard = self.lock();
         let stored = &mut *guard;
         let empty = Map::new();
@@ -261,6 +263,8 @@ impl SessionStore for InMemorySessionStore {
         from: &ThreadId,
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
+        from.check()?;
+        to.check()?;
         if from == to {
             // Replacing a thread's records with themselves: clearing the target first would
             // lose them.

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{Scope, SessionStoreError, StateChange};
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
-use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite};
+use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
 /// Which session: app, user and session id together (a session id is unique within its user and
 /// app, as in Google ADK).
@@ -209,6 +209,35 @@ impl TurnCommit {
         stale
     }
 
+    /// Checks every thread id the commit names (its thread and each thread-scoped record) with
+    /// [`ThreadId::check`]. For store implementations: a store refuses a commit that fails it
+    /// before writing anything.
+    ///
+    /// ```
+    /// use adk::state::TurnCommit;
+    ///
+    /// assert!(TurnCommit::default().check_threads().is_ok());
+    /// let commit = TurnCommit { thread: "".into(), ..TurnCommit::default() };
+    /// assert!(commit.check_threads().is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first [`InvalidThreadId`](crate::ids::InvalidThreadId).
+    pub fn check_threads(&self) -> Result<(), crate::ids::InvalidThreadId> {
+        self.thread.check()?;
+        for write in &self.middleware {
+            let scope = match write {
+                MiddlewareStateWrite::Put(record) => &record.scope,
+                MiddlewareStateWrite::Delete { scope, .. } => scope,
+            };
+            if let RecordScope::Thread(thread) = scope {
+                thread.check()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether there is nothing to write.
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -237,6 +266,9 @@ type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreErro
 ///   loaded is refused with [`SessionStoreError::Stale`], applying nothing. Writes to other keys
 ///   by other turns do not make a commit stale.
 /// - Committing to a session that does not exist creates it.
+/// - A thread id that fails [`ThreadId::check`] (empty, too long, a control character) is
+///   refused with [`SessionStoreError::InvalidThreadId`] by `load_turn`, `commit_turn` and
+///   `copy_thread_records`, before anything is read or written.
 /// - Deleting a session keeps its app and user state.
 pub trait SessionStore: Send + Sync + 'static {
     /// Creates a session with `state` (`temp:` keys dropped; `app:`/`user:` keys go to the app's
