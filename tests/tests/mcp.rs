@@ -26,6 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 #[path = "mcp/server_side.rs"]
 mod server_side;
+#[path = "mcp/through_pipeline.rs"]
+mod through_pipeline;
 
 /// Where `.ci/mcp install` put the programs: `everything`, `python`, `time`.
 static PROGRAMS: OnceLock<Result<HashMap<String, PathBuf>, String>> = OnceLock::new();
