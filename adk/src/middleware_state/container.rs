@@ -3,7 +3,6 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -15,23 +14,13 @@ use crate::ids::ThreadId;
 
 /// A state value with its type erased, so one map holds every type.
 pub(crate) trait ErasedState: Any + Send + Sync {
-    fn clone_arc(&self) -> Arc<dyn ErasedState>;
     fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
     /// The record to commit, for a persistent state.
     fn to_record(&self, thread: &ThreadId) -> Option<Result<Record, MiddlewareStateError>>;
 }
 
 impl<T: MiddlewareState> ErasedState for T {
-    fn clone_arc(&self) -> Arc<dyn ErasedState> {
-        Arc::new(self.__clone())
-    }
-
     fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
 
@@ -212,28 +201,37 @@ impl MiddlewareStates {
         }
     }
 
-    /// Changes the state of type `T` in place, starting from `T::default()` when it is unset.
-    /// The change is visible at once.
+    /// Changes the state of type `T`, starting from `T::default()` when it is unset. The change
+    /// is visible at once. It works on a copy that replaces the state when `change` returns, so
+    /// a `change` that panics leaves the state as it was (HPD's rule for a throwing transform):
+    /// the panic is caught and returned as [`MiddlewareStateError::Panicked`].
     ///
     /// # Errors
     ///
     /// [`MiddlewareStateError::Unreadable`] when the turn loaded a record of `T` it could not
-    /// read (reported when the turn started): writing would replace it. Nothing changed.
+    /// read (reported when the turn started): writing would replace it.
+    /// [`MiddlewareStateError::Panicked`] when `change` panicked. Nothing changed in either case.
     pub fn update<T: MiddlewareState>(
         &mut self,
         change: impl FnOnce(&mut T),
     ) -> Result<(), MiddlewareStateError> {
-        change(self.slot_mut::<T>()?);
-        Ok(())
+        self.try_update::<T, MiddlewareStateError>(|state| {
+            change(state);
+            Ok(())
+        })
     }
 
     /// Like [`update`](Self::update), for a change that may fail: `change` works on a copy, which
     /// replaces the state only when it returns `Ok`. On `Err` the state is as it was (still unset,
     /// if it was).
     ///
+    /// A `change` that panics leaves the state as it was too: the panic is caught and returned
+    /// as [`MiddlewareStateError::Panicked`] converted into `E`.
+    ///
     /// # Errors
     ///
-    /// `change`'s error, or [`MiddlewareStateError::Unreadable`] converted into `E`.
+    /// `change`'s error, or [`MiddlewareStateError::Unreadable`] or
+    /// [`MiddlewareStateError::Panicked`] converted into `E`.
     pub fn try_update<T: MiddlewareState, E: From<MiddlewareStateError>>(
         &mut self,
         change: impl FnOnce(&mut T) -> Result<(), E>,
@@ -250,7 +248,17 @@ impl MiddlewareStates {
             },
             None => T::__default(),
         };
-        change(&mut copy)?;
+        // The copy is dropped if `change` panics: nothing of a half-done change is kept.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| change(&mut copy))) {
+            Ok(result) => result?,
+            Err(payload) => {
+                return Err(MiddlewareStateError::Panicked {
+                    type_name: std::any::type_name::<T>(),
+                    message: panic_text(payload.as_ref()),
+                }
+                .into());
+            }
+        }
         self.slots.insert(
             TypeId::of::<T>(),
             Slot::Value {
@@ -260,36 +268,6 @@ impl MiddlewareStates {
         );
         self.journal(TypeId::of::<T>());
         Ok(())
-    }
-
-    fn slot_mut<T: MiddlewareState>(&mut self) -> Result<&mut T, MiddlewareStateError> {
-        let type_id = TypeId::of::<T>();
-        if let Some(journal) = &mut self.journal {
-            journal.push(type_id);
-        }
-        let slot = match self.slots.entry(type_id) {
-            Entry::Occupied(occupied) => occupied.into_mut(),
-            Entry::Vacant(vacant) => vacant.insert(Slot::Value {
-                value: Arc::new(T::__default()),
-                dirty: true,
-            }),
-        };
-        match slot {
-            Slot::Unreadable(mismatch) => Err(MiddlewareStateError::Unreadable(Box::new(
-                (**mismatch).clone(),
-            ))),
-            Slot::Value { value, dirty } => {
-                *dirty = true;
-                // Shared with the turn (or a dispatch): copy before writing.
-                if Arc::get_mut(value).is_none() {
-                    *value = value.clone_arc();
-                }
-                let state =
-                    Arc::get_mut(value).and_then(|state| state.as_any_mut().downcast_mut::<T>());
-                // The slot of `T`'s `TypeId` holds a `T` that this map alone owns now.
-                state.ok_or_else(|| unreachable_slot::<T>())
-            }
-        }
     }
 
     fn journal(&mut self, type_id: TypeId) {
@@ -390,14 +368,13 @@ impl MiddlewareStates {
     }
 }
 
-#[cold]
-fn unreachable_slot<T>() -> MiddlewareStateError {
-    // Not reachable: a slot is keyed by its value's `TypeId`. Reported rather than panicking.
-    MiddlewareStateError::Encode {
-        key: "",
-        source: <serde_json::Error as serde::de::Error>::custom(format!(
-            "the slot of `{}` held another type",
-            std::any::type_name::<T>()
-        )),
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&'static str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "a non-string panic payload".to_owned()
     }
 }

@@ -86,6 +86,17 @@ pub enum MiddlewareStateError {
     /// The turn loaded a record of this type that it could not read; writing would replace it.
     #[error("{0}")]
     Unreadable(Box<Mismatch>),
+    /// The change passed to `update` / `try_update` panicked. The state is as it was before the
+    /// change; the panic was caught.
+    #[error(
+        "the change to middleware state `{type_name}` panicked ({message}); the state is unchanged"
+    )]
+    Panicked {
+        /// The state's type.
+        type_name: &'static str,
+        /// The panic's message.
+        message: String,
+    },
     /// The state could not be turned into JSON for the commit.
     #[error("the middleware state `{key}` could not be encoded as JSON: {source}")]
     Encode {
