@@ -10,7 +10,7 @@
 //!   (calls without one — a turn interrupted while its tool ran — are left out, as the chat
 //!   protocols require), and a result only inside the answer that made its call;
 //! - its cost does not grow with the conversation: it fetches a tail of each collection (the
-//!   window's guess, grown fourfold while the window is not full) and SQLite serves a tail from
+//!   window's guess, doubling the tails that cut the transcript while the window is not full) and SQLite serves a tail from
 //!   its index. Records of one collection must be stored in creation order, as the runner and
 //!   executors store them; entries that might have older parts beyond the fetched tail are not
 //!   used until a larger tail is read.
@@ -200,28 +200,45 @@ impl LoadHistory {
                     .sum::<usize>()
         });
 
-        let mut tail = self.window.first_fetch();
+        // One tail per collection: messages, tool calls, thoughts. Calls and reasoning are
+        // usually fewer than messages, so their first tails are smaller; a later round grows
+        // (and reads again) only the collections whose tail cut the transcript.
+        let first = self.window.first_fetch();
+        let mut tails = [first, (first / 4).max(16), (first / 4).max(16)];
+        let mut read = [true, true, self.reasoning];
+        let (mut messages, mut tool_calls, mut thoughts) = (Vec::new(), Vec::new(), Vec::new());
         loop {
             loaded.fetches += 1;
-            let window = FetchWindow::Last(tail);
-            let messages = ctx.fetch_messages_within(window.clone()).await?;
-            let tool_calls = ctx.fetch_tool_calls_within(window.clone()).await?;
-            let thoughts = if self.reasoning {
-                ctx.fetch_thoughts_within(window).await?
-            } else {
-                Vec::new()
-            };
-            // The newest time before which a collection may hold records this tail did not
-            // read: entries starting at or before it may be missing parts.
-            let cut = [
-                (messages.len() >= tail).then(|| messages.first().map(Message::created_at)),
-                (tool_calls.len() >= tail).then(|| tool_calls.first().map(ToolCall::created_at)),
-                (thoughts.len() >= tail).then(|| thoughts.first().map(Thought::created_at)),
-            ]
-            .into_iter()
-            .flatten()
-            .flatten()
-            .max();
+            if read[0] {
+                messages = ctx
+                    .fetch_messages_within(FetchWindow::Last(tails[0]))
+                    .await?;
+            }
+            if read[1] {
+                tool_calls = ctx
+                    .fetch_tool_calls_within(FetchWindow::Last(tails[1]))
+                    .await?;
+            }
+            if read[2] {
+                thoughts = ctx
+                    .fetch_thoughts_within(FetchWindow::Last(tails[2]))
+                    .await?;
+            }
+            // For each collection whose tail was full, the time before which it may hold
+            // records this tail did not read; entries starting at or before the newest such
+            // time may be missing parts.
+            let cuts = [
+                (messages.len() >= tails[0])
+                    .then(|| messages.first().map(Message::created_at))
+                    .flatten(),
+                (tool_calls.len() >= tails[1])
+                    .then(|| tool_calls.first().map(ToolCall::created_at))
+                    .flatten(),
+                (self.reasoning && thoughts.len() >= tails[2])
+                    .then(|| thoughts.first().map(Thought::created_at))
+                    .flatten(),
+            ];
+            let cut = cuts.iter().flatten().max().copied();
             let transcript = Transcript::new(&messages, &thoughts, &tool_calls);
             let entries = transcript.entries();
             let first = entries
@@ -246,7 +263,13 @@ impl LoadHistory {
                 self.collect(&entries[selection.start..], &mut loaded);
                 return Ok(loaded);
             }
-            tail = tail.saturating_mul(4);
+            // Grow the tails that cut the transcript where it was cut.
+            for (index, collection_cut) in cuts.iter().enumerate() {
+                read[index] = *collection_cut == cut;
+                if read[index] {
+                    tails[index] = tails[index].saturating_mul(2);
+                }
+            }
         }
     }
 

@@ -114,8 +114,9 @@ impl HistoryWindow {
         let guess = match self {
             Self::Turns(n) => n.saturating_mul(8),
             Self::Messages(n) => n.saturating_add(n / 2),
-            // A short chat message is ~20 tokens with its framing.
-            Self::Tokens(n) => n / 20,
+            // A short chat message is ~20 tokens with its framing; some spare, so one read
+            // usually fills the window.
+            Self::Tokens(n) => n / 12,
         };
         guess.clamp(16, 4096)
     }
