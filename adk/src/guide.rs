@@ -19,6 +19,9 @@ pub mod tools {}
 #[doc = include_str!("../docs/gates.md")]
 pub mod gates {}
 
+#[doc = include_str!("../docs/context.md")]
+pub mod context {}
+
 /// The README's examples, compiled and run so the front page cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
