@@ -55,6 +55,10 @@ struct Session {
 }
 
 async fn open(dir: &std::path::Path) -> Session {
+    open_with(dir, false).await
+}
+
+async fn open_with(dir: &std::path::Path, hard_retention: bool) -> Session {
     let storage = SqliteStorage::open(dir.join("conversation.sqlite3"))
         .await
         .unwrap();
@@ -119,6 +123,11 @@ async fn open(dir: &std::path::Path) -> Session {
     )
     .threshold(260)
     .keep_recent(150);
+    let compaction = if hard_retention {
+        compaction.with_hard_retention()
+    } else {
+        compaction
+    };
     let runner = TurnRunner::builder()
         .shared_storage(adk::storage::SharedStorage::new(storage.clone()))
         .session_store(sessions)
@@ -308,4 +317,50 @@ async fn a_session_past_the_threshold_loads_the_summary_and_recent_turns_and_for
         "the summarised turn stays summarised"
     );
     assert!(request.message_ids.iter().any(|id| id == "q-restart"));
+}
+
+#[tokio::test]
+async fn hard_retention_deletes_the_summarised_records_and_keeps_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = open_with(dir.path(), true).await;
+    let mut compacted = None;
+    for (n, city) in ["Oslo", "Bergen", "Tromso", "Bodo", "Alta", "Molde"]
+        .iter()
+        .enumerate()
+    {
+        let outcome = session
+            .runner
+            .run(ask("main", &format!("q{n}"), city))
+            .await
+            .unwrap()
+            .into_result()
+            .unwrap();
+        if state(&outcome).compactions > 0 {
+            compacted = Some(state(&outcome));
+            break;
+        }
+    }
+    let compacted = compacted.expect("the session crossed the threshold");
+    let ctx = StorageContext::new("trip");
+    let messages = session.storage.fetch_messages(&ctx).await.unwrap();
+    let calls = session.storage.fetch_tool_calls(&ctx).await.unwrap();
+    assert!(
+        !messages.iter().any(|m| m.id() == "q0"),
+        "the summarised question is gone"
+    );
+    assert!(
+        messages
+            .iter()
+            .all(|m| m.created_at() >= compacted.from.unwrap()),
+        "only what is still loaded raw is kept"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.created_at() >= compacted.from.unwrap())
+    );
+    assert!(
+        messages.iter().any(|m| m.role() == Role::User),
+        "the kept turns stay"
+    );
 }
