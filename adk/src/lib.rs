@@ -32,6 +32,7 @@
 // Lets the macros' `::adk::...` paths resolve inside this crate's own tests and doc-tests.
 extern crate self as adk;
 
+pub mod agent;
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;
@@ -82,6 +83,7 @@ pub mod __private {
     pub use inventory;
 }
 
+pub use agent::Agent;
 pub use context::{DispatchContext, RawTurnContext, ToolContext, TurnContext};
 pub use runner::{TurnOutcome, TurnRunner};
 pub use stash::{Registry, StashError, StashKey};

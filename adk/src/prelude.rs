@@ -21,6 +21,7 @@
 //! # Ok::<(), BoxError>(())
 //! ```
 
+pub use crate::agent::Agent;
 pub use crate::context::{DispatchContext, RawTurnContext, ToolContext, TurnContext};
 pub use crate::dispatch::{Executor, ScriptedModel};
 pub use crate::events::{Event, TurnError};

@@ -253,6 +253,21 @@ const LAYERS: &[Layer] = &[
                     "history",
                 ],
             },
+            Module {
+                name: "agent",
+                may_import: &[
+                    "ids",
+                    "primitives",
+                    "storage",
+                    "state",
+                    "events",
+                    "pipeline",
+                    "context",
+                    "dispatch",
+                    "runner",
+                    "history",
+                ],
+            },
         ],
     },
     Layer {
@@ -270,6 +285,7 @@ const LAYERS: &[Layer] = &[
                     "context",
                     "dispatch",
                     "runner",
+                    "agent",
                 ],
             },
             Module {

@@ -59,3 +59,9 @@ fn structured_output() {
     cases.pass("structured_output/pass/*.rs");
     cases.compile_fail("structured_output/fail/*.rs");
 }
+
+#[test]
+fn agent() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("agent/fail/*.rs");
+}
