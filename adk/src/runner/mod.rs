@@ -203,7 +203,7 @@ impl TurnRunner {
             if ctx.is_aborted() || !self.load_state(ctx).await || ctx.is_aborted() {
                 return None;
             }
-            if let Err(error) = ctx.store_user_message().await {
+            if let Err(error) = contained(ctx.store_user_message()).await {
                 shared.report_error(
                     TurnError::new(
                         ErrorCode::StorageFailed,
@@ -284,7 +284,7 @@ impl TurnRunner {
         };
         let storage = ctx.storage_context();
         let key = session_key(storage);
-        match store.load_turn(&key, storage.thread_id()).await {
+        match contained(store.load_turn(&key, storage.thread_id())).await {
             Ok(loaded) => {
                 ctx.state = State::from_loaded(loaded);
                 self.report_middleware_records(ctx);
@@ -391,8 +391,11 @@ impl TurnRunner {
             return;
         }
         let key = session_key(storage);
-        if let Err(error) = store.commit_turn(&key, commit).await {
-            let code = if matches!(error, SessionStoreError::Stale { .. }) {
+        if let Err(error) = contained(store.commit_turn(&key, commit)).await {
+            let code = if error
+                .downcast_ref::<SessionStoreError>()
+                .is_some_and(SessionStoreError::is_stale)
+            {
                 ErrorCode::StaleState
             } else {
                 ErrorCode::StateCommitFailed
@@ -416,6 +419,25 @@ impl TurnRunner {
                 .report_error(short_circuited(pipeline, run.short_circuited_by));
         }
         run.outcome == Downstream::Completed && !ctx.is_aborted()
+    }
+}
+
+/// Awaits a storage or session-store callback the runner calls itself (the user message's
+/// store, `load_turn`, `commit_turn`). A panic in it is caught and returned as a
+/// [`Panicked`](crate::pipeline::Panicked) error, reported like an executor's panic: the turn
+/// fails, `run` returns its outcome.
+async fn contained<T, E>(
+    future: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, crate::pipeline::BoxError>
+where
+    E: Into<crate::pipeline::BoxError>,
+{
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(future).catch_unwind().await {
+        Ok(result) => result.map_err(Into::into),
+        Err(panic) => Err(Box::new(crate::pipeline::Panicked {
+            message: crate::pipeline::panic_message(panic.as_ref()),
+        })),
     }
 }
 
