@@ -155,3 +155,120 @@ async fn a_dispatch_without_a_user_message_fails_naming_what_to_add() {
     );
     assert!(format!("{error:#}").contains("Message::user"), "{error:#}");
 }
+
+mod written_rules {
+    use adk::Agent;
+    use adk::dispatch::{Rule, ScriptedModel};
+    use adk::primitives::{Message, Tool};
+    use adk::runner::{TurnOutcome, TurnStatus};
+    use adk::storage::NoopStorage;
+    use serde_json::json;
+
+    /// A tool the built-in rules know nothing about, echoing its arguments.
+    fn lookup(name: &'static str) -> Tool {
+        Tool::builder(name)
+            .description("Looks a key up.")
+            .handler(move |args: serde_json::Value, _invocation| async move {
+                Ok(format!("{name} found {}", args["key"]))
+            })
+            .build()
+            .expect("a valid tool")
+    }
+
+    fn agent(rules: Vec<Rule>) -> Agent {
+        Agent::builder("rules")
+            .model(ScriptedModel::rules(rules))
+            .tools([lookup("first"), lookup("second")])
+            .storage(NoopStorage::new())
+            .build()
+    }
+
+    fn reply(outcome: &TurnOutcome) -> Option<String> {
+        outcome
+            .reply()
+            .and_then(Message::content)
+            .map(|text| text.render())
+    }
+
+    #[tokio::test]
+    async fn the_user_text_a_rule_matches_calls_the_users_own_tool_with_its_arguments() {
+        let agent = agent(vec![
+            Rule::user_says("LOOK UP").call("first", json!({ "key": "a" })),
+            Rule::after_tool("first").reply("{result}, for {user}"),
+        ]);
+        let outcome = agent.run("c", "please look up a").await.unwrap();
+        let outcome = outcome.into_result().expect("a completed turn");
+
+        let calls: Vec<_> = outcome.context.tool_calls.iter().collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].tool(), "first");
+        assert_eq!(json!(calls[0].args()), json!({ "key": "a" }));
+        assert_eq!(
+            reply(&outcome).as_deref(),
+            Some(r#"first found "a", for please look up a"#)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_tool_result_rule_chains_one_tool_into_the_next() {
+        let agent = agent(vec![
+            Rule::user_says("start").call("first", json!({ "key": "x" })),
+            Rule::tool_result_contains("first", "FOUND \"x\"")
+                .call("second", json!({ "key": "y" })),
+            Rule::after_tool("second").reply("done: {result}"),
+        ]);
+        let outcome = agent
+            .run("c", "start")
+            .await
+            .unwrap()
+            .into_result()
+            .unwrap();
+
+        let tools: Vec<_> = outcome
+            .context
+            .tool_calls
+            .iter()
+            .map(|call| call.tool().to_owned())
+            .collect();
+        assert_eq!(tools, ["first", "second"]);
+        assert_eq!(
+            reply(&outcome).as_deref(),
+            Some(r#"done: second found "y""#)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_user_text_rule_does_not_fire_again_after_a_tool_was_called() {
+        // Without the "no tool called yet" condition this would call `first` until the
+        // iteration limit.
+        let agent = agent(vec![
+            Rule::user_says("again").call("first", json!({ "key": "z" })),
+            Rule::always().reply("stopped after {result}"),
+        ]);
+        let outcome = agent
+            .run("c", "again")
+            .await
+            .unwrap()
+            .into_result()
+            .unwrap();
+
+        assert_eq!(outcome.context.tool_calls.iter().count(), 1);
+        assert_eq!(
+            reply(&outcome).as_deref(),
+            Some(r#"stopped after first found "z""#)
+        );
+    }
+
+    #[tokio::test]
+    async fn when_no_rule_matches_the_turn_fails_naming_the_text_and_the_fix() {
+        let agent = agent(vec![Rule::user_says("weather").reply("sunny")]);
+        let outcome = agent.run("c", "hello").await.unwrap();
+
+        let TurnStatus::Failed(error) = &outcome.status else {
+            panic!("expected a failed turn, got {:?}", outcome.status);
+        };
+        let text = format!("{error:#}");
+        assert!(text.contains(r#"user text "hello""#), "{text}");
+        assert!(text.contains("Rule::always()"), "{text}");
+    }
+}

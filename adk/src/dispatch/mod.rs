@@ -12,6 +12,7 @@
 mod executor;
 mod helpers;
 mod scripted;
+mod scripted_rules;
 mod tool_pipeline;
 mod tools;
 
@@ -22,6 +23,7 @@ use futures_util::FutureExt;
 pub use executor::{Executor, ExecutorFn, executor_fn};
 pub use helpers::{ReportError, ToolCallUpdate};
 pub use scripted::{ScriptedModel, ScriptedModelError, Step};
+pub use scripted_rules::{Rule, RuleCondition};
 pub(crate) use tool_pipeline::tool_pipeline;
 pub use tools::ToolExecutionError;
 

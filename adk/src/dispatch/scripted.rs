@@ -11,6 +11,8 @@ use crate::pipeline::{BoxError, BoxFuture};
 use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
 use crate::transcript::AnswerParts;
 
+use super::scripted_rules::{Rule, Rules};
+
 /// A deterministic stand-in for a model, for examples and tests.
 ///
 /// It answers the last user message in the dispatch by fixed rules, so the same conversation
@@ -83,6 +85,8 @@ enum Script {
     Rules,
     /// One step per model call, in order, shared by every turn the model runs.
     Steps(Arc<Mutex<VecDeque<Step>>>),
+    /// The first of the user's rules that holds.
+    Written(Arc<Rules>),
     /// A step chosen from the dispatch.
     Function(Arc<dyn Fn(&DispatchContext) -> Step + Send + Sync>),
 }
@@ -95,6 +99,7 @@ impl std::fmt::Debug for ScriptedModel {
                 "{} steps left",
                 steps.lock().unwrap_or_else(PoisonError::into_inner).len()
             ),
+            Script::Written(rules) => format!("{} rules", rules.len()),
             Script::Function(_) => "a function".to_owned(),
         };
         formatter
@@ -196,6 +201,51 @@ impl ScriptedModel {
         }
     }
 
+    /// A model that follows rules you write, for any tools: each model call takes the step of
+    /// the first [`Rule`] that holds — when the user's text or the last tool result matches,
+    /// call this tool with these arguments, or answer this. When none holds the dispatch fails
+    /// with [`ScriptedModelError::NoRuleMatched`]; end with [`Rule::always`] for a fallback.
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    /// use adk::dispatch::Rule;
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Order { id: u32 }
+    ///
+    /// let orders = Tool::typed::<Order>("order_status")
+    ///     .description("Where an order is.")
+    ///     .handler(|order: Order, _| async move {
+    ///         Ok(if order.id == 7 { "shipped".to_owned() } else { "unknown".to_owned() })
+    ///     })
+    ///     .build()?;
+    /// let model = ScriptedModel::rules([
+    ///     Rule::user_says("order 7").call("order_status", json!({ "id": 7 })),
+    ///     Rule::tool_result_contains("order_status", "shipped").reply("Order 7 is on its way."),
+    ///     Rule::after_tool("order_status").reply("I could not find it: {result}."),
+    ///     Rule::always().reply("You said: {user}"),
+    /// ]);
+    /// let agent = Agent::builder("shop").model(model).tool(orders).storage(NoopStorage::new()).build();
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let outcome = agent.run("c", "Where is order 7?").await?.into_result()?;
+    /// assert_eq!(outcome.context.tool_calls.first().unwrap().tool(), "order_status");
+    /// let reply = outcome.reply().and_then(Message::content).map(|text| text.render());
+    /// assert_eq!(reply.as_deref(), Some("Order 7 is on its way."));
+    /// let outcome = agent.run("c", "Thanks!").await?.into_result()?;
+    /// let reply = outcome.reply().and_then(Message::content).map(|text| text.render());
+    /// assert_eq!(reply.as_deref(), Some("You said: Thanks!"));
+    /// # Ok::<(), BoxError>(())
+    /// # })?;
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    pub fn rules(rules: impl IntoIterator<Item = Rule>) -> Self {
+        Self {
+            script: Script::Written(Arc::new(Rules::new(rules))),
+        }
+    }
+
     /// A model that asks `choose` for each model call's step, given the dispatch: its messages,
     /// its tool calls so far, its iteration.
     ///
@@ -231,6 +281,7 @@ impl ScriptedModel {
                 .pop_front()
                 .map(Some)
                 .ok_or(ScriptedModelError::OutOfSteps),
+            Script::Written(rules) => rules.choose(ctx).map(Some),
             Script::Function(choose) => Ok(Some(choose(ctx))),
         }
     }
@@ -252,6 +303,18 @@ pub enum ScriptedModelError {
          (a tool call takes one, the reply after it another)"
     )]
     OutOfSteps,
+    /// No rule of a model made with [`ScriptedModel::rules`] held for a model call.
+    #[error(
+        "no rule of the scripted model matched (user text {user_text:?}, last tool call of the \
+         dispatch: {last_tool:?}): add a rule for it, or end the rules with \
+         `Rule::always().reply(..)`"
+    )]
+    NoRuleMatched {
+        /// The user's text the rules were matched against.
+        user_text: String,
+        /// The tool the dispatch called last, if any.
+        last_tool: Option<String>,
+    },
 }
 
 impl Executor for ScriptedModel {

@@ -1,0 +1,176 @@
+//! Rules a user writes for [`ScriptedModel`]: when the user's text or the last tool result
+//! matches, call this tool with these arguments, or answer this.
+
+use crate::context::DispatchContext;
+use crate::primitives::{Role, ToolCall, ToolCallResults};
+
+use super::scripted::{ScriptedModelError, Step};
+
+/// One rule of a [`ScriptedModel::rules`](super::ScriptedModel::rules) script: a condition and
+/// what the model does when it holds.
+///
+/// Conditions match case-insensitively, as substrings:
+///
+/// - [`Rule::user_says`] holds on the first model call after the user's message (no tool called
+///   yet in the dispatch) when the user's text contains the pattern;
+/// - [`Rule::after_tool`] holds when the dispatch's last tool call was to that tool;
+///   [`Rule::tool_result_contains`] narrows it to a result containing the pattern (an error
+///   result counts, with its error text);
+/// - [`Rule::always`] holds whenever it is reached.
+///
+/// Actions: [`Rule::call`] a tool with arguments, or [`Rule::reply`] with a text in which
+/// `{user}` is replaced by the user's text and `{result}` by the last tool result's text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    when: When,
+    then: Step,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum When {
+    UserSays(String),
+    AfterTool {
+        tool: String,
+        result_contains: Option<String>,
+    },
+    Always,
+}
+
+/// A rule's condition, waiting for its action; see [`Rule`].
+#[derive(Clone, Debug, PartialEq)]
+#[must_use = "a condition does nothing until `.call(..)` or `.reply(..)` gives its action"]
+pub struct RuleCondition {
+    when: When,
+}
+
+impl Rule {
+    /// When the user's text contains `pattern` (and no tool was called yet in the dispatch).
+    pub fn user_says(pattern: impl Into<String>) -> RuleCondition {
+        RuleCondition {
+            when: When::UserSays(pattern.into().to_lowercase()),
+        }
+    }
+
+    /// When the dispatch's last tool call was to `tool`, whatever it returned.
+    pub fn after_tool(tool: impl Into<String>) -> RuleCondition {
+        RuleCondition {
+            when: When::AfterTool {
+                tool: tool.into(),
+                result_contains: None,
+            },
+        }
+    }
+
+    /// When the dispatch's last tool call was to `tool` and its result contains `pattern`.
+    pub fn tool_result_contains(
+        tool: impl Into<String>,
+        pattern: impl Into<String>,
+    ) -> RuleCondition {
+        RuleCondition {
+            when: When::AfterTool {
+                tool: tool.into(),
+                result_contains: Some(pattern.into().to_lowercase()),
+            },
+        }
+    }
+
+    /// Whenever the rule is reached (put it last, as the fallback).
+    pub fn always() -> RuleCondition {
+        RuleCondition { when: When::Always }
+    }
+}
+
+impl RuleCondition {
+    /// Then call `tool` with arguments serialized from `args` (see [`Step::call`]).
+    pub fn call(self, tool: impl Into<String>, args: impl serde::Serialize) -> Rule {
+        Rule {
+            when: self.when,
+            then: Step::call(tool, args),
+        }
+    }
+
+    /// Then answer with `text` (`{user}` and `{result}` filled in) and acknowledge.
+    pub fn reply(self, text: impl Into<String>) -> Rule {
+        Rule {
+            when: self.when,
+            then: Step::reply(text),
+        }
+    }
+}
+
+/// The rules of one scripted model, in order.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Rules {
+    rules: Vec<Rule>,
+}
+
+impl Rules {
+    pub(super) fn new(rules: impl IntoIterator<Item = Rule>) -> Self {
+        Self {
+            rules: rules.into_iter().collect(),
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The step of the first rule that holds for this model call.
+    pub(super) fn choose(&self, ctx: &DispatchContext) -> Result<Step, ScriptedModelError> {
+        let user = last_user_text(ctx).unwrap_or_default();
+        let prefix = format!("{}/call-", ctx.dispatch_id());
+        let last_call = ctx
+            .tool_calls
+            .iter()
+            .rev()
+            .find(|call| call.id().starts_with(&prefix));
+        let result = last_call.map(result_text);
+        let rule = self
+            .rules
+            .iter()
+            .find(|rule| holds(&rule.when, &user, last_call, result.as_deref()))
+            .ok_or_else(|| ScriptedModelError::NoRuleMatched {
+                user_text: user.clone(),
+                last_tool: last_call.map(|call| call.tool().to_owned()),
+            })?;
+        Ok(match &rule.then {
+            Step::Reply(text) => Step::Reply(
+                text.replace("{user}", &user)
+                    .replace("{result}", result.as_deref().unwrap_or_default()),
+            ),
+            other => other.clone(),
+        })
+    }
+}
+
+fn holds(when: &When, user: &str, last_call: Option<&ToolCall>, result: Option<&str>) -> bool {
+    match when {
+        When::UserSays(pattern) => last_call.is_none() && user.to_lowercase().contains(pattern),
+        When::AfterTool {
+            tool,
+            result_contains,
+        } => last_call.is_some_and(|call| {
+            call.tool() == tool
+                && result_contains.as_ref().is_none_or(|pattern| {
+                    result.is_some_and(|text| text.to_lowercase().contains(pattern))
+                })
+        }),
+        When::Always => true,
+    }
+}
+
+fn last_user_text(ctx: &DispatchContext) -> Option<String> {
+    ctx.messages
+        .iter()
+        .rev()
+        .filter(|message| message.role() == Role::User)
+        .find_map(|message| Some(message.content()?.render()))
+}
+
+fn result_text(call: &ToolCall) -> String {
+    match call.results() {
+        Some(ToolCallResults::Text(text)) => text.render(),
+        Some(_) => "a non-text result".to_owned(),
+        None => String::new(),
+    }
+}
