@@ -13,10 +13,15 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PostgresError {
-    /// The server (or the connection to it) failed; the message is the driver's own.
-    #[error("PostgreSQL failed while {operation}: {source}")]
+    /// The server (or the connection to it) failed. The message names the cause: the server's
+    /// own message, SQLSTATE and detail (`value too long for type character varying(128)
+    /// (22001)`, `index row size 9016 exceeds btree version 4 maximum 2704 ... (54000)`, a NUL
+    /// byte's `invalid byte sequence for encoding "UTF8": 0x00 (22021)`), or the driver's
+    /// error and its cause; each part at most 240 characters.
+    #[error("PostgreSQL failed while {operation}: {}", cause(source))]
     Postgres {
-        /// What the battery was doing, e.g. "storing message `m-1`".
+        /// What the battery was doing, e.g. "storing message `m-1`" (an id in it is cut to its
+        /// first 64 characters).
         operation: String,
         /// The error from the driver, with the server's SQLSTATE when there is one.
         #[source]
@@ -24,7 +29,7 @@ pub enum PostgresError {
     },
     /// No connection could be had from the pool: the server is unreachable, refused the login,
     /// or every connection stayed busy for longer than the pool's wait timeout.
-    #[error("no PostgreSQL connection for {operation}: {source}")]
+    #[error("no PostgreSQL connection for {operation}: {}", pool_cause(source))]
     Pool {
         /// What the battery was about to do.
         operation: String,
@@ -109,15 +114,72 @@ pub enum PostgresError {
 pub(super) fn failed(
     operation: impl Into<String>,
 ) -> impl FnOnce(tokio_postgres::Error) -> PostgresError {
-    let operation = operation.into();
+    let operation = shorten_ids(operation.into());
     move |source| PostgresError::Postgres { operation, source }
+}
+
+/// The longest part of a cause shown in a message, in characters.
+const SHOWN: usize = 240;
+
+/// `text` cut to its first [`SHOWN`] characters, with `…` when cut.
+fn clip(text: &str) -> String {
+    let mut shown: String = text.chars().take(SHOWN).collect();
+    if text.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// The operation with each `` `quoted` `` id cut to its first 64 characters: a 10 KB id is not
+/// copied whole into a message.
+fn shorten_ids(operation: String) -> String {
+    if !operation.contains('`') {
+        return operation;
+    }
+    operation
+        .split('`')
+        .enumerate()
+        .map(|(index, part)| {
+            if index % 2 == 1 {
+                crate::ids::shown(part)
+            } else {
+                part.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// What went wrong, from the driver's error: the server's message, SQLSTATE and detail for a
+/// database error, else the driver's error and its cause. `tokio_postgres::Error` alone shows
+/// only "db error".
+pub(super) fn cause(error: &tokio_postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        let mut text = format!("{} ({})", clip(db.message()), db.code().code());
+        if let Some(detail) = db.detail() {
+            text.push_str("; ");
+            text.push_str(&clip(detail));
+        }
+        return text;
+    }
+    match std::error::Error::source(error) {
+        Some(source) => format!("{error}: {}", clip(&source.to_string())),
+        None => error.to_string(),
+    }
+}
+
+fn pool_cause(error: &deadpool_postgres::PoolError) -> String {
+    match error {
+        deadpool_postgres::PoolError::Backend(error) => cause(error),
+        other => clip(&other.to_string()),
+    }
 }
 
 /// A pool error while getting a connection for `operation`.
 pub(super) fn unavailable(
     operation: impl Into<String>,
 ) -> impl FnOnce(deadpool_postgres::PoolError) -> PostgresError {
-    let operation = operation.into();
+    let operation = shorten_ids(operation.into());
     move |source| PostgresError::Pool { operation, source }
 }
 
