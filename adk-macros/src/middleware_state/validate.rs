@@ -67,7 +67,10 @@ pub(super) fn options(parsed: &ParsedState, errors: &mut Vec<syn::Error>) -> Opt
                 options.scope = scope(option, errors);
                 persistent_only.push(("scope", option.name.span()));
             }
-            "version" => options.version = version(option, errors),
+            "version" => {
+                options.version = version(option, errors);
+                persistent_only.push(("version", option.name.span()));
+            }
             "key" => options.key = key(option, errors),
             "migrate" => {
                 options.migrate = migrate(option, errors);
@@ -89,6 +92,9 @@ pub(super) fn options(parsed: &ParsedState, errors: &mut Vec<syn::Error>) -> Opt
             let why = match name {
                 "scope" => {
                     "transient state lives for one turn and is stored nowhere, so it has no scope"
+                }
+                "version" => {
+                    "transient state is never stored, so no record carries a schema version"
                 }
                 _ => "transient state is never stored, so it is never read back in another shape",
             };
