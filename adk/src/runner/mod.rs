@@ -387,9 +387,8 @@ impl TurnRunner {
                 return;
             }
         }
-        if commit.is_empty() {
-            return;
-        }
+        // Committed even when it writes nothing (a turn that wrote only `temp:` keys, or no
+        // state): a session exists once a turn ran in it, and its update time says when.
         let key = session_key(storage);
         if let Err(error) = contained(store.commit_turn(&key, commit)).await {
             let code = if error
