@@ -11,7 +11,8 @@ use crate::pipeline::{BoxError, BoxFuture};
 use crate::primitives::{Message, Role, ToolCall, ToolCallResults, ToolOutput};
 use crate::transcript::AnswerParts;
 
-use super::scripted_rules::{Rule, Rules};
+pub use super::scripted_rules::Step;
+use super::scripted_rules::{NoMatch, Rule, Rules};
 
 /// A deterministic stand-in for a model, for examples and tests.
 ///
@@ -106,42 +107,6 @@ impl std::fmt::Debug for ScriptedModel {
             .debug_struct("ScriptedModel")
             .field("script", &script)
             .finish()
-    }
-}
-
-/// What a scripted model does in one model call (one iteration of the dispatch loop).
-///
-/// A [`Step::call`] calls a tool and lets the loop run again, as a model asking for a tool
-/// does; a [`Step::reply`] answers and acknowledges the dispatch.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Step {
-    /// Call `tool` with `args`: announce, store, run (arguments validated, as for a real model),
-    /// store the result. The dispatch is not acknowledged, so the next step follows.
-    Call {
-        /// The tool's name.
-        tool: String,
-        /// The arguments, a JSON object.
-        args: Value,
-    },
-    /// Answer with this text, streamed word by word, stored, and acknowledge the dispatch.
-    Reply(String),
-}
-
-impl Step {
-    /// Calls `tool` with arguments serialized from `args` (a `serde_json::json!` object, or
-    /// your tool's own argument type).
-    pub fn call(tool: impl Into<String>, args: impl serde::Serialize) -> Self {
-        Self::Call {
-            tool: tool.into(),
-            args: serde_json::to_value(args)
-                .unwrap_or_else(|error| json!({ "unserializable_arguments": error.to_string() })),
-        }
-    }
-
-    /// Answers with `text` and acknowledges the dispatch.
-    pub fn reply(text: impl Into<String>) -> Self {
-        Self::Reply(text.into())
     }
 }
 
@@ -281,7 +246,15 @@ impl ScriptedModel {
                 .pop_front()
                 .map(Some)
                 .ok_or(ScriptedModelError::OutOfSteps),
-            Script::Written(rules) => rules.choose(ctx).map(Some),
+            Script::Written(rules) => rules.choose(ctx).map(Some).map_err(
+                |NoMatch {
+                     user_text,
+                     last_tool,
+                 }| ScriptedModelError::NoRuleMatched {
+                    user_text,
+                    last_tool,
+                },
+            ),
             Script::Function(choose) => Ok(Some(choose(ctx))),
         }
     }

@@ -4,7 +4,7 @@
 use crate::context::DispatchContext;
 use crate::primitives::{Role, ToolCall, ToolCallResults};
 
-use super::scripted::{ScriptedModelError, Step};
+use serde_json::{Value, json};
 
 /// One rule of a [`ScriptedModel::rules`](super::ScriptedModel::rules) script: a condition and
 /// what the model does when it holds.
@@ -98,6 +98,48 @@ impl RuleCondition {
     }
 }
 
+/// What a scripted model does in one model call (one iteration of the dispatch loop).
+///
+/// A [`Step::call`] calls a tool and lets the loop run again, as a model asking for a tool
+/// does; a [`Step::reply`] answers and acknowledges the dispatch.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Step {
+    /// Call `tool` with `args`: announce, store, run (arguments validated, as for a real model),
+    /// store the result. The dispatch is not acknowledged, so the next step follows.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object.
+        args: Value,
+    },
+    /// Answer with this text, streamed word by word, stored, and acknowledge the dispatch.
+    Reply(String),
+}
+
+impl Step {
+    /// Calls `tool` with arguments serialized from `args` (a `serde_json::json!` object, or
+    /// your tool's own argument type).
+    pub fn call(tool: impl Into<String>, args: impl serde::Serialize) -> Self {
+        Self::Call {
+            tool: tool.into(),
+            args: serde_json::to_value(args)
+                .unwrap_or_else(|error| json!({ "unserializable_arguments": error.to_string() })),
+        }
+    }
+
+    /// Answers with `text` and acknowledges the dispatch.
+    pub fn reply(text: impl Into<String>) -> Self {
+        Self::Reply(text.into())
+    }
+}
+
+/// No rule held: what they were matched against.
+pub(super) struct NoMatch {
+    pub(super) user_text: String,
+    pub(super) last_tool: Option<String>,
+}
+
 /// The rules of one scripted model, in order.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Rules {
@@ -116,7 +158,7 @@ impl Rules {
     }
 
     /// The step of the first rule that holds for this model call.
-    pub(super) fn choose(&self, ctx: &DispatchContext) -> Result<Step, ScriptedModelError> {
+    pub(super) fn choose(&self, ctx: &DispatchContext) -> Result<Step, NoMatch> {
         let user = last_user_text(ctx).unwrap_or_default();
         let prefix = format!("{}/call-", ctx.dispatch_id());
         let last_call = ctx
@@ -129,7 +171,7 @@ impl Rules {
             .rules
             .iter()
             .find(|rule| holds(&rule.when, &user, last_call, result.as_deref()))
-            .ok_or_else(|| ScriptedModelError::NoRuleMatched {
+            .ok_or_else(|| NoMatch {
                 user_text: user.clone(),
                 last_tool: last_call.map(|call| call.tool().to_owned()),
             })?;
