@@ -72,6 +72,7 @@ pub mod stash;
 pub mod state;
 pub mod storage;
 pub mod tokens;
+pub mod trace;
 pub mod transcript;
 
 // Support for macro expansions; not part of the public API.

@@ -254,6 +254,10 @@ const LAYERS: &[Layer] = &[
                 ],
             },
             Module {
+                name: "trace",
+                may_import: &["events"],
+            },
+            Module {
                 name: "agent",
                 may_import: &[
                     "ids",
