@@ -200,6 +200,46 @@ impl RawTurnContext {
         self
     }
 
+    /// Seeds one typed stash key: a misspelled key or a value of another type is a compile
+    /// error, where a path in [`stash`](Self::stash)'s JSON would be silently ignored. Seeds add
+    /// to an earlier [`stash`](Self::stash) seed and to each other.
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    ///
+    /// adk::stash_keys! {
+    ///     BUDGET_LIMIT: "my-agent.budget.limit" => u32,
+    ///     TIER: "my-agent.tier" => String,
+    /// }
+    ///
+    /// let raw = RawTurnContext::new("c", "Be brief.")
+    ///     .seed(BUDGET_LIMIT, 2)?
+    ///     .seed(TIER, "gold".to_owned())?;
+    /// let ctx = TurnContext::new(raw, SharedStorage::new(NoopStorage::new()), Default::default())?;
+    /// assert_eq!(ctx.stash.get(BUDGET_LIMIT)?, Some(2));
+    /// assert_eq!(ctx.stash.get(TIER)?.as_deref(), Some("gold"));
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StashError`](crate::StashError) when the value cannot be stored there (a value nested
+    /// deeper than the stash allows, or a path an earlier seed holds a plain value above), or
+    /// when an earlier [`stash`](Self::stash) seed is not in the nested form.
+    pub fn seed<T: serde::Serialize>(
+        mut self,
+        key: crate::StashKey<T>,
+        value: T,
+    ) -> Result<Self, crate::StashError> {
+        let mut registry = match self.stash.take() {
+            Some(nested) => crate::Registry::from_nested(nested)?,
+            None => crate::Registry::new(),
+        };
+        registry.set(key, value)?;
+        self.stash = Some(registry.all());
+        Ok(self)
+    }
+
     /// A token the caller can cancel to abort the turn.
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
