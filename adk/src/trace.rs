@@ -9,7 +9,7 @@
 //! ```
 //!
 //! One line per step: the turn, each model call (tokens when the executor reports
-//! [`GenerationStats`](crate::events::GenerationStats), and its time: the model's reported time,
+//! [`GenerationStats`], and its time: the model's reported time,
 //! else the iteration's), each finished tool call with its arguments and result cut to 80
 //! characters, gates opening and closing, errors with their code and cause. Ids (turn, tool call) are
 //! left out unless [`ConsoleTrace::with_ids`] asks for them. [`console`] writes to stderr in

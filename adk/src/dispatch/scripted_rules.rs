@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 ///   result counts, with its error text);
 /// - [`Rule::always`] holds whenever it is reached.
 ///
-/// Actions: [`Rule::call`] a tool with arguments, or [`Rule::reply`] with a text in which
+/// Actions: [`RuleCondition::call`] a tool with arguments, or [`RuleCondition::reply`] with a text in which
 /// `{user}` is replaced by the user's text and `{result}` by the last tool result's text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rule {
