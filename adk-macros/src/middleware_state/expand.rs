@@ -112,3 +112,65 @@ pub(super) fn state(parsed: &ParsedState, options: &Options) -> TokenStream {
         }
     }
 }
+
+/// What a rejected derive writes beside its errors: a bare `MiddlewareState` impl, with no
+/// assertions and no declaration, so every use of the type still type-checks and the derive's
+/// error is the only one the user reads (without it each use adds "`X` is not middleware
+/// state"). The crate does not build, so nothing ever calls its functions. A generic type's
+/// impl assumes the trait's `Send + Sync + 'static` rather than reporting it again.
+pub(super) fn rejected(parsed: &ParsedState, options: &Options) -> TokenStream {
+    let ident = &parsed.ident;
+    let mut generics = parsed.generics.clone();
+    if !generics.params.is_empty() {
+        let (_, type_generics, _) = parsed.generics.split_for_impl();
+        generics
+            .make_where_clause()
+            .predicates
+            .push(syn::parse_quote!(#ident #type_generics: ::core::marker::Send + ::core::marker::Sync + 'static));
+    }
+    let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
+    let key = match &options.key {
+        Some(key) => quote!(#key),
+        None => quote!(::core::concat!(
+            ::core::module_path!(),
+            "::",
+            ::core::stringify!(#ident)
+        )),
+    };
+    let version = options.version.unwrap_or(1);
+    let never = quote!(::core::unreachable!(
+        "`#[derive(MiddlewareState)]` was rejected, so this crate does not build"
+    ));
+    quote! {
+        impl #impl_generics ::adk::middleware_state::MiddlewareState for #ident #type_generics #where_clause {
+            const KEY: &'static str = #key;
+            const VERSION: u32 = #version;
+            const PERSISTENCE: ::adk::middleware_state::Persistence =
+                ::adk::middleware_state::Persistence::Transient;
+            const DEFAULT_ON_MISMATCH: bool = false;
+            #[doc(hidden)]
+            const __CODEC: ::core::option::Option<::adk::__private::middleware_state::Codec<Self>> =
+                ::core::option::Option::None;
+
+            #[doc(hidden)]
+            fn __default() -> Self {
+                #never
+            }
+
+            #[doc(hidden)]
+            fn __clone(&self) -> Self {
+                #never
+            }
+
+            #[doc(hidden)]
+            fn __migrate(
+                _: u32,
+                _: ::adk::__private::middleware_state::Json,
+            ) -> ::core::option::Option<
+                ::core::result::Result<Self, ::adk::__private::middleware_state::BoxError>,
+            > {
+                ::core::option::Option::None
+            }
+        }
+    }
+}

@@ -23,7 +23,10 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
     let parsed = parse::item(&item, &mut errors);
     let options = validate::options(&parsed, &mut errors);
     if !errors.is_empty() {
-        return errors.iter().map(syn::Error::to_compile_error).collect();
+        // The errors, and a bare impl so the type's uses add no "is not middleware state".
+        let mut output: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
+        output.extend(expand::rejected(&parsed, &options));
+        return output;
     }
     expand::state(&parsed, &options)
 }
