@@ -1,102 +1,13 @@
-//! What a request's media and artifacts read as, gathered before the body is built (reading is
-//! async; building is not), and the content block each medium becomes.
+//! The content block each medium becomes in a Messages request. Gathering a request's media and
+//! artifacts is shared with the OpenAI executor (`provider::Contents`).
 
-use std::collections::HashMap;
-
+use crate::primitives::{Media, MediaKind};
 use serde_json::{Value, json};
-
-use crate::context::Collection;
-use crate::primitives::{
-    Media, MediaKind, Message, Role, SpooledArtifact, ToolCall, ToolCallResults,
-};
 
 /// The image types the Messages API takes.
 const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
-/// Blocks keyed by media id, texts keyed by artifact reader id.
-#[derive(Debug, Default)]
-pub(crate) struct Contents {
-    media: HashMap<String, Value>,
-    artifacts: HashMap<String, String>,
-}
-
-impl Contents {
-    pub(crate) async fn read(
-        messages: &Collection<Message>,
-        tool_calls: &Collection<ToolCall>,
-    ) -> Self {
-        let mut contents = Self::default();
-        for message in messages
-            .iter()
-            .filter(|message| message.role() == Role::User)
-        {
-            for media in message.attachments() {
-                contents.add_media(media).await;
-            }
-        }
-        for call in tool_calls.iter().filter(|call| call.is_complete()) {
-            match call.results() {
-                Some(ToolCallResults::Media(media)) => contents.add_media(media).await,
-                Some(ToolCallResults::MediaList(list)) => {
-                    for media in list {
-                        contents.add_media(media).await;
-                    }
-                }
-                Some(ToolCallResults::Artifact(artifact)) => contents.add_artifact(artifact).await,
-                Some(ToolCallResults::Artifacts(list)) => {
-                    for artifact in list {
-                        contents.add_artifact(artifact).await;
-                    }
-                }
-                Some(ToolCallResults::Text(_)) | None => {}
-            }
-        }
-        contents
-    }
-
-    async fn add_media(&mut self, media: &Media) {
-        if !self.media.contains_key(media.id()) {
-            let block = media_block(media).await;
-            self.media.insert(media.id().to_owned(), block);
-        }
-    }
-
-    async fn add_artifact(&mut self, artifact: &SpooledArtifact) {
-        let id = artifact.reader().id().to_owned();
-        if self.artifacts.contains_key(&id) {
-            return;
-        }
-        let text = match artifact.reader().read_all().await {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(error) => format!("[artifact {id} could not be read: {error}]"),
-        };
-        self.artifacts.insert(id, text);
-    }
-
-    /// The block `media` became.
-    pub(crate) fn media(&self, media: &Media) -> Value {
-        self.media
-            .get(media.id())
-            .cloned()
-            .unwrap_or_else(|| text_block(format!("[{} was not read]", describe(media))))
-    }
-
-    /// The text `artifact` read as.
-    pub(crate) fn artifact(&self, artifact: &SpooledArtifact) -> String {
-        self.artifacts
-            .get(artifact.reader().id())
-            .cloned()
-            .unwrap_or_default()
-    }
-}
-
-pub(crate) fn text_block(text: String) -> Value {
-    json!({"type": "text", "text": text})
-}
-
-pub(crate) fn describe(media: &Media) -> String {
-    format!("{} ({})", media.filename(), media.mime_type())
-}
+pub(crate) use crate::provider::{Contents, describe_media as describe, text_part as text_block};
 
 /// The content block for `media`:
 /// - an image (JPEG, PNG, GIF, WebP) as an `image` block: by URL when its source is an

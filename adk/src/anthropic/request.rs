@@ -34,7 +34,7 @@ use crate::context::DispatchContext;
 use crate::primitives::{Media, Thought, ToolCallResults};
 use crate::transcript::{AnsweredCall, Call, Entry, Part, Transcript};
 
-use super::media::{Contents, describe, text_block};
+use super::media::{Contents, describe, media_block, text_block};
 use super::{AnthropicConfig, CachePolicy, REPLAY_TAG};
 
 /// One request as it will be sent: the body and the headers added to the configured ones.
@@ -75,7 +75,7 @@ pub(crate) async fn messages_request(
             system.push(text_block(text));
         }
     }
-    let contents = Contents::read(&ctx.messages, &ctx.tool_calls).await;
+    let contents = Contents::read(&ctx.messages, &ctx.tool_calls, media_block).await;
     let mut messages = conversation(&Transcript::of_dispatch(ctx), &contents);
     let mut tools: Vec<Value> = ctx
         .tools

@@ -23,16 +23,14 @@
 //! `user` message after the group's results (the protocol takes text only in `tool` messages).
 //! See [`media_part`] for which media become which part.
 
-use std::collections::HashMap;
-
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
-use crate::context::{Collection, DispatchContext};
-use crate::primitives::{
-    Media, MediaKind, Message, Role, SpooledArtifact, ToolCall, ToolCallResults,
-};
+use crate::context::DispatchContext;
+use crate::primitives::{Media, MediaKind, Message, Role, ToolCallResults};
 use crate::transcript::{Answer, AnsweredCall, Entry, Transcript};
+
+use crate::provider::{Contents, describe_media as describe, text_part};
 
 use super::OpenAiConfig;
 use super::ids::WireIds;
@@ -80,7 +78,7 @@ pub(crate) async fn chat_request(
             messages.push(json!({"role": "system", "content": text}));
         }
     }
-    let contents = Contents::read(&ctx.messages, &ctx.tool_calls).await;
+    let contents = Contents::read(&ctx.messages, &ctx.tool_calls, media_part).await;
     let mut ids = WireIds::new(config.tool_call_ids);
     conversation(
         &Transcript::of_dispatch(ctx),
@@ -126,87 +124,6 @@ pub(crate) async fn chat_request(
         body,
         headers: HeaderMap::new(),
     }
-}
-
-/// What the media and artifacts of a request read as, gathered before the body is built (reading
-/// is async; building is not). Keyed by media id, and by artifact reader id.
-#[derive(Debug, Default)]
-struct Contents {
-    media: HashMap<String, Value>,
-    artifacts: HashMap<String, String>,
-}
-
-impl Contents {
-    async fn read(messages: &Collection<Message>, tool_calls: &Collection<ToolCall>) -> Self {
-        let mut contents = Self::default();
-        for message in messages
-            .iter()
-            .filter(|message| message.role() == Role::User)
-        {
-            for media in message.attachments() {
-                contents.add_media(media).await;
-            }
-        }
-        for call in tool_calls.iter().filter(|call| call.is_complete()) {
-            match call.results() {
-                Some(ToolCallResults::Media(media)) => contents.add_media(media).await,
-                Some(ToolCallResults::MediaList(list)) => {
-                    for media in list {
-                        contents.add_media(media).await;
-                    }
-                }
-                Some(ToolCallResults::Artifact(artifact)) => contents.add_artifact(artifact).await,
-                Some(ToolCallResults::Artifacts(list)) => {
-                    for artifact in list {
-                        contents.add_artifact(artifact).await;
-                    }
-                }
-                Some(ToolCallResults::Text(_)) | None => {}
-            }
-        }
-        contents
-    }
-
-    async fn add_media(&mut self, media: &Media) {
-        if !self.media.contains_key(media.id()) {
-            let part = media_part(media).await;
-            self.media.insert(media.id().to_owned(), part);
-        }
-    }
-
-    async fn add_artifact(&mut self, artifact: &SpooledArtifact) {
-        let id = artifact.reader().id().to_owned();
-        if self.artifacts.contains_key(&id) {
-            return;
-        }
-        let text = match artifact.reader().read_all().await {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(error) => format!("[artifact {id} could not be read: {error}]"),
-        };
-        self.artifacts.insert(id, text);
-    }
-
-    fn media(&self, media: &Media) -> Value {
-        self.media
-            .get(media.id())
-            .cloned()
-            .unwrap_or_else(|| text_part(format!("[{} was not read]", describe(media))))
-    }
-
-    fn artifact(&self, artifact: &SpooledArtifact) -> String {
-        self.artifacts
-            .get(artifact.reader().id())
-            .cloned()
-            .unwrap_or_default()
-    }
-}
-
-fn text_part(text: String) -> Value {
-    json!({"type": "text", "text": text})
-}
-
-fn describe(media: &Media) -> String {
-    format!("{} ({})", media.filename(), media.mime_type())
 }
 
 /// The content part for `media`:
@@ -431,7 +348,7 @@ fn result_text(call: &AnsweredCall<'_>, id: &str, contents: &Contents) -> String
 #[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
 mod tests {
     use super::*;
-    use crate::primitives::{AnswerLink, Timestamp};
+    use crate::primitives::{AnswerLink, Timestamp, ToolCall};
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + second).unwrap()

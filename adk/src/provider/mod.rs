@@ -10,6 +10,7 @@
 //! Each provider keeps its own public error type; the shared code reaches it through
 //! [`TransportError`], so a provider's errors name its own fields and phases.
 
+mod contents;
 mod http;
 mod retry;
 mod sse;
@@ -17,6 +18,7 @@ mod tools;
 
 pub use retry::RetryPolicy;
 
+pub(crate) use contents::{Contents, describe_media, text_part};
 pub use http::MAX_ERROR_BODY;
 pub(crate) use http::{
     MAX_EXCERPT, Post, TransportError, WaitPhase, build_client, cut, excerpt, next_chunk,
