@@ -586,6 +586,50 @@ impl StorageAdapter for RecordingStorage {
 
 // ---------------------------------------------------------------------------------------------
 
+/// A process-wide subscriber that records nothing but calls every callsite "sometimes"
+/// interesting, so `tracing` asks the current thread's subscriber at each event.
+///
+/// Why: `tracing` caches each callsite's interest once for the whole process, combined over
+/// every live subscriber. When a test thread without a capturing subscriber registers a callsite
+/// while another thread is installing its own, the cache can end up `never` and the capturing
+/// thread sees nothing (a flake CI hit). With this subscriber as the global default the combined
+/// interest is never `never`, and the maximum level stays at `TRACE`.
+struct EveryCallsiteSometimes;
+
+impl tracing::Subscriber for EveryCallsiteSometimes {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(tracing::level_filters::LevelFilter::TRACE)
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Installs [`EveryCallsiteSometimes`] once per process (unless the process already has a global
+/// subscriber) and recomputes the callsite cache, so a capture that starts now sees every event.
+fn keep_every_callsite_interesting() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // Another global subscriber already keeps its own interests; nothing to do then.
+        let _ = tracing::subscriber::set_global_default(EveryCallsiteSometimes);
+    });
+    tracing::callsite::rebuild_interest_cache();
+}
+
 /// Every clone writes into one buffer, which [`captured_log`] reads back.
 #[derive(Clone, Default)]
 struct CapturedWriter(Arc<Mutex<Vec<u8>>>);
@@ -612,6 +656,7 @@ impl std::io::Write for CapturedWriter {
 /// assert!(log.is_empty());
 /// ```
 pub fn captured_log<T>(filter: &str, work: impl FnOnce() -> T) -> (String, T) {
+    keep_every_callsite_interesting();
     let captured = CapturedWriter::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
