@@ -33,6 +33,8 @@ pub struct RawTurnContext {
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) identity: Option<Identity>,
     pub(crate) user_message: Option<UserMessage>,
+    /// State the caller hands with the turn, applied right after the turn's state is loaded.
+    pub(crate) state_delta: Vec<(String, serde_json::Value)>,
 }
 
 /// What the user said this turn: text, or a whole [`Message`] (attachments, your own id).
@@ -118,6 +120,7 @@ impl RawTurnContext {
             cancellation: None,
             identity: None,
             user_message: None,
+            state_delta: Vec::new(),
         }
     }
 
@@ -240,6 +243,59 @@ impl RawTurnContext {
         Ok(self)
     }
 
+    /// Hands the turn a state delta (Google ADK's `run_async(state_delta=...)`): after the
+    /// turn's state is loaded and before `turn_input`, each entry is written as a middleware
+    /// would write it, so every middleware, the executor and the templating see it, and it is
+    /// committed with the turn's own writes, atomically, when the turn completes. The key's
+    /// prefix picks the scope (`app:`, `user:`, none for the session); a `temp:` key is visible
+    /// to the turn and never stored. The same stale rule applies: a key another turn changed
+    /// after this turn loaded it fails the commit. A turn that fails or is aborted commits none
+    /// of it. Entries add to an earlier delta; a later value for a key wins. Without a session
+    /// store the delta lives for the turn.
+    ///
+    /// A key with an empty name (`""`, `"user:"`) is refused by `run` before anything ran.
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    /// use adk::state::{InMemorySessionStore, SessionKey, SessionStore};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let store = InMemorySessionStore::new();
+    /// let runner = TurnRunner::builder()
+    ///     .storage(NoopStorage::new())
+    ///     .session_store(store.clone())
+    ///     .executor(ScriptedModel::new())
+    ///     .build();
+    /// let delta = json!({"user:locale": "de", "step": 2, "temp:trace": true});
+    /// let raw = RawTurnContext::new("s-1", "Be brief.")
+    ///     .user_message("Hallo")
+    ///     .state_delta(delta.as_object().unwrap().clone());
+    /// runner.run(raw).await?.into_result()?;
+    ///
+    /// let session = store.get_session(&SessionKey::new("default", "default", "s-1")).await?.unwrap();
+    /// assert_eq!(session.state, *json!({"user:locale": "de", "step": 2}).as_object().unwrap());
+    /// # Ok::<(), BoxError>(())
+    /// # })?;
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    pub fn state_delta(mut self, delta: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.state_delta.extend(delta);
+        self
+    }
+
+    /// Hands the turn one state entry; see [`state_delta`](Self::state_delta).
+    ///
+    /// ```
+    /// let raw = adk::context::RawTurnContext::new("c", "p").state_value("user:theme", "dark".into());
+    /// # let ctx = adk::TurnContext::new(raw, adk::storage::SharedStorage::new(adk::storage::NoopStorage::new()), Default::default()).unwrap();
+    /// # assert!(ctx.state().has("user:theme"));
+    /// ```
+    pub fn state_value(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.state_delta.push((key.into(), value));
+        self
+    }
+
     /// A token the caller can cancel to abort the turn.
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
@@ -280,6 +336,9 @@ pub enum InvalidTurnContext {
     /// The user message is not a valid message (empty text, for instance).
     #[error("the user message was refused: {0}")]
     UserMessage(#[from] PrimitiveError),
+    /// A key of the caller's state delta is invalid (an empty name).
+    #[error("the turn's state delta was refused: {0}")]
+    StateDelta(#[from] crate::state::StateError),
     /// Two tools share a name.
     #[error("the turn's tools are invalid: {0}")]
     Tools(#[from] crate::primitives::ToolRegistryError),

@@ -144,6 +144,8 @@ pub struct TurnContext {
     system_prompt: Tokenizable,
     pub(crate) state: State,
     user_message: Option<Message>,
+    /// The caller's state delta, applied by [`Self::apply_caller_delta`].
+    caller_delta: Vec<(String, serde_json::Value)>,
     pub(crate) shared: Arc<TurnShared>,
 }
 
@@ -185,7 +187,9 @@ impl TurnContext {
         storage: SharedStorage,
         tools: ToolRegistry,
     ) -> Result<Self, InvalidTurnContext> {
-        Self::with_events(raw, storage, tools, EventSink::default(), None)
+        let mut ctx = Self::with_events(raw, storage, tools, EventSink::default(), None)?;
+        ctx.apply_caller_delta();
+        Ok(ctx)
     }
 
     pub(crate) fn with_events(
@@ -211,6 +215,9 @@ impl TurnContext {
         if raw.system_prompt.is_empty_static() {
             return Err(InvalidTurnContext::EmptySystemPrompt);
         }
+        // Checked here, so applying it later cannot fail.
+        let mut probe = State::new();
+        probe.update(raw.state_delta.iter().cloned())?;
         let user_message = raw
             .user_message
             .map(super::raw::UserMessage::into_message)
@@ -243,6 +250,7 @@ impl TurnContext {
             system_prompt: raw.system_prompt,
             state: State::new(),
             user_message,
+            caller_delta: raw.state_delta,
             shared: Arc::new(TurnShared {
                 storage,
                 storage_context,
@@ -293,6 +301,19 @@ impl TurnContext {
                     .await
             }
             None => Ok(()),
+        }
+    }
+
+    /// Writes the caller's state delta ([`RawTurnContext::state_delta`]) into the turn's state,
+    /// once: the runner calls it right after loading the state.
+    pub(crate) fn apply_caller_delta(&mut self) {
+        let delta = std::mem::take(&mut self.caller_delta);
+        if delta.is_empty() {
+            return;
+        }
+        if let Err(error) = self.state.update(delta) {
+            // The keys were checked when the context was built.
+            tracing::warn!(%error, "the caller's state delta was not applied");
         }
     }
 

@@ -203,6 +203,7 @@ impl TurnRunner {
             if ctx.is_aborted() || !self.load_state(ctx).await || ctx.is_aborted() {
                 return None;
             }
+            ctx.apply_caller_delta();
             if let Err(error) = contained(ctx.store_user_message()).await {
                 shared.report_error(
                     TurnError::new(
