@@ -287,7 +287,8 @@ pub use adk_macros::storage_adapter;
 /// - every path that returns `Ok` runs the chain (`next.run(ctx).await`), hands `next` or its
 ///   future on (to a function, closure, async block or macro), or aborts with
 ///   `ctx.abort(reason)` (a `tool_execution` middleware: settles the call with
-///   `ctx.refuse(reason)` or `ctx.respond(output)`); otherwise the pipeline would short-circuit, reported at run time as
+///   `ctx.refuse(reason)` or `ctx.respond(output)`), or, in `turn_input`, completes the turn
+///   with its own reply (`ctx.complete_with(reply).await?`); otherwise the pipeline would short-circuit, reported at run time as
 ///   `E_PIPELINE_SHORT_CIRCUITED`. Paths that return an error (`return Err(..)`, `Err(..)?`,
 ///   a tail `Err(..)`, `bail!`, `panic!`) and branches taken only when `ctx.is_aborted()` need
 ///   nothing. A `while`/`for` loop may run zero times, so running `next` inside one does not

@@ -215,3 +215,183 @@ async fn a_delta_key_with_an_empty_name_is_refused_before_the_turn_runs() {
         "{error:?}"
     );
 }
+
+// R6: a `turn_input` middleware that answers by itself completes the turn.
+
+/// A `turn_input` middleware answering "opening hours" from its cache, counting the hit in
+/// state; any other question goes on to the executor.
+#[adk::middleware(pipeline = turn_input)]
+async fn cache(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
+    let asked = ctx
+        .user_message()
+        .and_then(|message| message.content())
+        .map(|content| content.render());
+    if asked.as_deref() == Some("opening hours?") {
+        let hits = ctx
+            .state()
+            .value("cache_hits")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        ctx.state_mut().set_value("cache_hits", json!(hits + 1))?;
+        ctx.state_mut()
+            .set_value("user:last_topic", json!("hours"))?;
+        ctx.complete_with("9 to 5.").await?;
+        return Ok(());
+    }
+    let _downstream = next.run(ctx).await;
+    Ok(())
+}
+
+fn executor_that_must_not_run(
+    called: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> impl adk::dispatch::Executor {
+    adk::dispatch::executor_fn(move |ctx: &mut DispatchContext| {
+        called.store(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            ctx.ack()?;
+            Ok::<(), BoxError>(())
+        })
+    })
+}
+
+async fn a_short_cut_reply_is_stored_and_its_state_committed_without_the_executor(
+    store: SharedSessionStore,
+) {
+    let storage = SharedStorage::new(
+        adk::sqlite::SqliteStorage::in_memory()
+            .await
+            .expect("opens"),
+    );
+    let called = std::sync::Arc::default();
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        .session_store(store.clone())
+        .turn_input(cache)
+        .executor(executor_that_must_not_run(std::sync::Arc::clone(&called)))
+        .output_key(adk::state_key!("last_reply" => String))
+        .build();
+    for _ in 0..2 {
+        let raw = RawTurnContext::new("r6", "You are a test.")
+            .app_name("app")
+            .user_id("ada")
+            .user_message("opening hours?");
+        let outcome = runner.run(raw).await.expect("valid input");
+        assert!(outcome.is_completed(), "{:?}", outcome.status);
+        assert_eq!(outcome.dispatch, None, "no dispatch ran");
+        let reply = outcome
+            .reply()
+            .expect("the short-cut reply is the turn's reply");
+        assert_eq!(reply.content().expect("text").render(), "9 to 5.");
+    }
+    assert!(
+        !called.load(std::sync::atomic::Ordering::SeqCst),
+        "the executor was never called"
+    );
+    assert_eq!(
+        state_of(&store, "r6").await,
+        object(json!({"cache_hits": 2, "user:last_topic": "hours", "last_reply": "9 to 5."})),
+        "each short-cut turn committed its state, the output key included"
+    );
+    let context = StorageContext::new("r6")
+        .with_app_name("app")
+        .with_user_id("ada");
+    let stored: Vec<(Role, String)> = storage
+        .fetch_messages(&context)
+        .await
+        .expect("reads")
+        .iter()
+        .map(|message| (message.role(), message.content().expect("text").render()))
+        .collect();
+    let turn = [
+        (Role::User, "opening hours?".to_owned()),
+        (Role::Assistant, "9 to 5.".to_owned()),
+    ];
+    assert_eq!(
+        stored,
+        [turn.clone(), turn].concat(),
+        "question and reply stored, in order"
+    );
+}
+
+async fn a_short_cut_turn_that_fails_afterwards_commits_nothing(store: SharedSessionStore) {
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .turn_input(cache)
+        .turn_output(adk::pipeline::from_fn(|_ctx: &mut TurnContext, _next| {
+            Box::pin(async move { Err::<(), BoxError>("turn_output refuses".into()) })
+        }))
+        .executor(ScriptedModel::new())
+        .build();
+    let outcome = runner
+        .run(raw("r6-failed").user_message("opening hours?"))
+        .await
+        .expect("valid input");
+    assert!(
+        matches!(outcome.status, TurnStatus::Failed(_)),
+        "{:?}",
+        outcome.status
+    );
+    assert!(outcome.reply().is_none(), "a failed turn has no reply");
+    assert!(
+        store
+            .get_session(&key("r6-failed"))
+            .await
+            .expect("reads")
+            .is_none(),
+        "nothing committed"
+    );
+}
+
+on_every_store!(
+    a_short_cut_reply_is_stored_and_its_state_committed_without_the_executor,
+    a_short_cut_turn_that_fails_afterwards_commits_nothing,
+);
+
+#[tokio::test]
+async fn a_turn_input_that_returns_without_next_and_without_a_reply_is_still_a_short_circuit() {
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .turn_input(adk::pipeline::from_fn(|_ctx: &mut TurnContext, _next| {
+            Box::pin(async move { Ok::<(), BoxError>(()) })
+        }))
+        .executor(ScriptedModel::new())
+        .build();
+    let outcome = runner.run(raw("r6-forgot")).await.expect("valid input");
+    let TurnStatus::Failed(error) = &outcome.status else {
+        panic!("a forgotten next fails the turn, got {:?}", outcome.status);
+    };
+    assert_eq!(error.code(), adk::events::ErrorCode::PipelineShortCircuited);
+}
+
+#[tokio::test]
+async fn completing_with_a_reply_after_the_dispatch_is_refused() {
+    let refusal = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let seen = std::sync::Arc::clone(&refusal);
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .turn_output(adk::pipeline::from_fn(
+            move |ctx: &mut TurnContext, next| {
+                let seen = std::sync::Arc::clone(&seen);
+                Box::pin(async move {
+                    let refused = ctx.complete_with("too late").await.expect_err("refused");
+                    *seen.lock().expect("not poisoned") = Some(refused.to_string());
+                    let _downstream = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ))
+        .executor(ScriptedModel::new())
+        .build();
+    let outcome = runner.run(raw("r6-late")).await.expect("valid input");
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    let refusal = refusal.lock().expect("not poisoned").clone().expect("ran");
+    assert!(refusal.contains("already dispatched"), "{refusal}");
+    assert_ne!(
+        outcome
+            .reply()
+            .and_then(|reply| reply.content())
+            .map(|c| c.render()),
+        Some("too late".to_owned())
+    );
+}

@@ -7,6 +7,8 @@
 //!   function, closure, async block, struct or macro, or calls `.abort(..)` on the context
 //!   parameter itself, by its name (`ctx.abort(reason)`): `abort` called on anything else — a
 //!   `JoinHandle`, an `AbortHandle` — stops that value, not the turn, and settles nothing.
+//!   `ctx.complete_with(reply)` (a `turn_input` middleware answering in the executor's place)
+//!   and a tool middleware's `ctx.refuse(..)` / `ctx.respond(..)` settle a path the same way.
 //!   A path that returns an error — `return Err(..)`, `Err(..)?`, a tail `Err(..)`, `bail!`,
 //!   `panic!` — needs nothing: it is reported as a failure, not a short-circuit. A path that
 //!   returns `Ok` with none of these is an error at that path (the `return`, the branch, or the
@@ -373,8 +375,11 @@ impl Analysis {
                     future @ Value::Future { .. } => future,
                     Value::Other => Value::Other,
                 };
-                // A tool middleware settles its call with `refuse` or `respond`, as others abort.
-                if (call.method == "refuse" || call.method == "respond")
+                // A tool middleware settles its call with `refuse` or `respond`, as others abort;
+                // a `turn_input` middleware settles its turn with `complete_with(reply)`.
+                if (call.method == "refuse"
+                    || call.method == "respond"
+                    || call.method == "complete_with")
                     && self.is_context(&call.receiver)
                 {
                     flow = flow.map(|_| Flow::Settled);

@@ -8,6 +8,7 @@ mod gate;
 mod middleware_state_methods;
 mod pipelines;
 mod raw;
+mod reply;
 mod storage_methods;
 mod streams;
 mod tool;
@@ -19,6 +20,7 @@ pub use abort::{AbortReason, Aborted};
 pub use collection::{Collection, CollectionIter};
 pub use dispatch::{AckSubscription, DispatchContext};
 pub use raw::{InvalidTurnContext, RawTurnContext, UserMessage};
+pub use reply::{Reply, ReplyError};
 pub use tool::{ToolCallOutcome, ToolContext};
 pub use turn::TurnContext;
 

@@ -146,6 +146,10 @@ pub struct TurnContext {
     user_message: Option<Message>,
     /// The caller's state delta, applied by [`Self::apply_caller_delta`].
     caller_delta: Vec<(String, serde_json::Value)>,
+    /// The reply a `turn_input` middleware completed the turn with.
+    pub(super) completed_with: Option<Message>,
+    /// Set by the runner when the dispatch begins: too late to complete with a reply.
+    pub(crate) dispatch_started: bool,
     pub(crate) shared: Arc<TurnShared>,
 }
 
@@ -251,6 +255,8 @@ impl TurnContext {
             state: State::new(),
             user_message,
             caller_delta: raw.state_delta,
+            completed_with: None,
+            dispatch_started: false,
             shared: Arc::new(TurnShared {
                 storage,
                 storage_context,

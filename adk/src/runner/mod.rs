@@ -2,7 +2,8 @@
 //!
 //! A turn, step by step: validate the raw input (a refusal returns `Err` and emits nothing),
 //! `TurnStart`, store the caller's user message (unless the turn was cancelled before it began),
-//! `turn_input`, the dispatch loop, `turn_output` (only when the dispatch was not refused and the
+//! `turn_input`, the dispatch loop (skipped when a `turn_input` middleware completed the turn
+//! with its own reply), `turn_output` (only when the dispatch was not refused and the
 //! turn not aborted), the state commit (only for a completed turn), `TurnEnd` (always, once
 //! `TurnStart` fired). Errors inside
 //! the turn are reported on the observability bus and summarised in the returned
@@ -218,10 +219,23 @@ impl TurnRunner {
                 parts.turn_input.run(ctx),
                 tracing::debug_span!("adk.pipeline", pipeline = "turn_input")
             );
-            if !self.pipeline_went_through(ctx, input, "turn_input") {
+            // A middleware that completed the turn with a reply may have returned without
+            // `next`: that is its answer, not a forgotten `next`.
+            let answered = ctx.completed_with().is_some();
+            if !self.pipeline_went_through(ctx, input, "turn_input", answered) {
                 return None;
             }
             ctx.admit_user_message();
+            if answered {
+                // No dispatch: `turn_output`, the output key and the commit, as for a turn the
+                // executor answered.
+                let reply = ctx
+                    .completed_with()
+                    .and_then(|message| message.content().map(|content| content.render()));
+                self.finish(ctx, reply, true).await;
+                return None;
+            }
+            ctx.dispatch_started = true;
 
             // The messages before the dispatch, shared rather than copied: what the output key
             // must not pick up. Constant time however long the history.
@@ -249,18 +263,9 @@ impl TurnRunner {
             // `turn_output` stores is not what the dispatch answered.
             let reply = self.dispatch_reply(ctx, &before_dispatch);
 
-            let output = in_span!(
-                parts.turn_output.run(ctx),
-                tracing::debug_span!("adk.pipeline", pipeline = "turn_output")
-            );
             // A dispatch that was aborted gave no answer: `turn_output` still runs, but the
             // turn commits nothing, as a turn that fails or is aborted commits nothing.
-            if self.pipeline_went_through(ctx, output, "turn_output")
-                && report.abort_reason.is_none()
-            {
-                self.save_output(ctx, reply);
-                self.commit_state(ctx).await;
-            }
+            self.finish(ctx, reply, report.abort_reason.is_none()).await;
             Some(report)
         }
         .await;
@@ -275,6 +280,19 @@ impl TurnRunner {
             });
         }
         dispatch
+    }
+
+    /// Runs `turn_output`, then, when it went through and the turn `answered`, saves the output
+    /// key from `reply` and commits the turn's state.
+    async fn finish(&self, ctx: &mut TurnContext, reply: Option<String>, answered: bool) {
+        let output = in_span!(
+            self.parts.turn_output.run(ctx),
+            tracing::debug_span!("adk.pipeline", pipeline = "turn_output")
+        );
+        if self.pipeline_went_through(ctx, output, "turn_output", false) && answered {
+            self.save_output(ctx, reply);
+            self.commit_state(ctx).await;
+        }
     }
 
     /// Loads the turn's state from the session store, if there is one. A failed load is
@@ -407,13 +425,18 @@ impl TurnRunner {
         }
     }
 
-    /// Reports a short-circuit nobody explained, and says whether the turn may go on.
+    /// Reports a short-circuit nobody explained (a turn `answered` with a reply explains it), and
+    /// says whether the turn may go on.
     fn pipeline_went_through(
         &self,
         ctx: &TurnContext,
         run: PipelineRun,
         pipeline: &'static str,
+        answered: bool,
     ) -> bool {
+        if answered && run.outcome == Downstream::ShortCircuited {
+            return !ctx.is_aborted();
+        }
         if run.outcome == Downstream::ShortCircuited && !ctx.is_aborted() {
             ctx.shared
                 .report_error(short_circuited(pipeline, run.short_circuited_by));

@@ -7,7 +7,8 @@ use crate::primitives::{Message, Role};
 /// How a turn ended.
 #[derive(Clone, Debug)]
 pub enum TurnStatus {
-    /// Every pipeline reached its end and the dispatch was acknowledged.
+    /// Every pipeline reached its end and the dispatch was acknowledged, or a `turn_input`
+    /// middleware completed the turn with a reply ([`TurnContext::complete_with`]).
     Completed,
     /// The turn ran to its end, but its dispatch was aborted (a dispatch middleware or the
     /// executor called `ctx.abort(reason)`, e.g. a budget refusing another model call): the
@@ -50,7 +51,8 @@ pub struct TurnOutcome {
 }
 
 impl TurnOutcome {
-    /// True for [`TurnStatus::Completed`]: the dispatch was acknowledged and nothing failed.
+    /// True for [`TurnStatus::Completed`]: the dispatch was acknowledged (or a `turn_input`
+    /// middleware completed the turn with a reply) and nothing failed.
     pub fn is_completed(&self) -> bool {
         matches!(self.status, TurnStatus::Completed)
     }
@@ -88,10 +90,15 @@ impl TurnOutcome {
         }
     }
 
-    /// The model's answer: the last assistant message in the turn's messages, when the
-    /// dispatch was acknowledged (a nacked, aborted or failed dispatch answered nothing, and an
+    /// The turn's answer: the reply a `turn_input` middleware completed the turn with
+    /// ([`TurnContext::complete_with`](crate::TurnContext::complete_with)) when the turn
+    /// completed, otherwise the model's, the last assistant message in the turn's messages, when
+    /// the dispatch was acknowledged (a nacked, aborted or failed dispatch answered nothing, and an
     /// assistant message left from history is not this turn's answer).
     pub fn reply(&self) -> Option<&Message> {
+        if let Some(reply) = self.context.completed_with() {
+            return matches!(self.status, TurnStatus::Completed).then_some(reply);
+        }
         if self.dispatch != Some(DispatchStatus::Ack) {
             return None;
         }
