@@ -395,3 +395,165 @@ async fn completing_with_a_reply_after_the_dispatch_is_refused() {
         Some("too late".to_owned())
     );
 }
+
+// R10: a tool handler reads and writes session state.
+
+/// `remember`: reads `user:name`, counts `visits`, stores the favorite it is given under
+/// `user:favorite`, and scribbles under `temp:`.
+fn remember_tool() -> Tool {
+    Tool::builder("remember")
+        .description("Remembers the user's favorite.")
+        .handler(
+            |args: Value, invocation: adk::primitives::ToolInvocation| async move {
+                let name = invocation.state_value("user:name").unwrap_or(Value::Null);
+                let visits = invocation
+                    .state(adk::state_key!("visits" => u32))?
+                    .unwrap_or(0);
+                invocation.set_state(adk::state_key!("visits" => u32), visits + 1)?;
+                invocation.update_state([
+                    ("user:favorite".to_owned(), args["favorite"].clone()),
+                    ("temp:scratch".to_owned(), json!("tool")),
+                ])?;
+                Ok(format!("noted for {name}"))
+            },
+        )
+        .build()
+        .expect("a valid tool")
+}
+
+/// Calls `remember` twice, then acks; `nack` instead of the ack when asked to. Records what
+/// the second call answered and the state the executor saw after the calls.
+fn tool_calling_executor(
+    nack: bool,
+    seen: std::sync::Arc<std::sync::Mutex<Option<Map<String, Value>>>>,
+) -> impl adk::dispatch::Executor {
+    adk::dispatch::executor_fn(move |ctx: &mut DispatchContext| {
+        let seen = seen.clone();
+        Box::pin(async move {
+            ctx.call_tool("remember", "call-1", json!({"favorite": "tea"}))
+                .await?;
+            ctx.call_tool("remember", "call-2", json!({"favorite": "coffee"}))
+                .await?;
+            *seen.lock().expect("not poisoned") = Some(ctx.state_mut().to_map());
+            if nack {
+                ctx.nack("the model refused")?;
+            } else {
+                ctx.ack()?;
+            }
+            Ok::<(), BoxError>(())
+        })
+    })
+}
+
+async fn a_tool_handler_reads_state_and_its_writes_are_committed_with_the_turn(
+    store: SharedSessionStore,
+) {
+    store
+        .create_session(
+            &key("r10"),
+            object(json!({"user:name": "Ada", "visits": 3})),
+        )
+        .await
+        .expect("creates");
+    let seen = std::sync::Arc::default();
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .tool(remember_tool())
+        .executor(tool_calling_executor(false, std::sync::Arc::clone(&seen)))
+        .build();
+    let outcome = runner.run(raw("r10")).await.expect("valid input");
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+
+    let seen = seen
+        .lock()
+        .expect("not poisoned")
+        .clone()
+        .expect("the executor ran");
+    assert_eq!(
+        seen["visits"], 5,
+        "the second call saw the first call's write"
+    );
+    assert_eq!(
+        seen["temp:scratch"], "tool",
+        "temp: writes are visible in the turn"
+    );
+    assert_eq!(
+        state_of(&store, "r10").await,
+        object(json!({"user:name": "Ada", "visits": 5, "user:favorite": "coffee"})),
+        "committed with the turn, temp: left out"
+    );
+}
+
+async fn a_tool_handlers_writes_in_a_nacked_dispatch_are_dropped(store: SharedSessionStore) {
+    store
+        .create_session(&key("r10-nack"), object(json!({"visits": 3})))
+        .await
+        .expect("creates");
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .tool(remember_tool())
+        .executor(tool_calling_executor(true, std::sync::Arc::default()))
+        .build();
+    let outcome = runner.run(raw("r10-nack")).await.expect("valid input");
+    assert!(!outcome.is_completed(), "{:?}", outcome.status);
+    assert_eq!(
+        state_of(&store, "r10-nack").await,
+        object(json!({"visits": 3}))
+    );
+}
+
+on_every_store!(
+    a_tool_handler_reads_state_and_its_writes_are_committed_with_the_turn,
+    a_tool_handlers_writes_in_a_nacked_dispatch_are_dropped,
+);
+
+#[tokio::test]
+async fn a_tool_handlers_write_with_an_empty_key_is_refused_and_nothing_is_written() {
+    let invocation = adk::primitives::ToolInvocation::new("t", "call-1");
+    let refused = invocation.update_state([
+        ("fine".to_owned(), json!(1)),
+        ("user:".to_owned(), json!(2)),
+    ]);
+    assert!(matches!(
+        refused,
+        Err(adk::state::StateError::EmptyName { .. })
+    ));
+    assert!(invocation.state_map().is_empty(), "all or nothing");
+}
+
+#[tokio::test]
+async fn the_executor_sees_a_tool_handlers_writes_through_state_after_it_returns() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let recorded = std::sync::Arc::clone(&seen);
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .tool(remember_tool())
+        .dispatch_output(adk::pipeline::from_fn(
+            move |ctx: &mut DispatchContext, next| {
+                let recorded = std::sync::Arc::clone(&recorded);
+                Box::pin(async move {
+                    *recorded.lock().expect("not poisoned") = ctx.state().value("visits").cloned();
+                    let _downstream = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ))
+        .executor(adk::dispatch::executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                if ctx.iteration() == 0 {
+                    ctx.call_tool("remember", "call-1", json!({"favorite": "tea"}))
+                        .await?;
+                } else {
+                    ctx.ack()?;
+                }
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = runner.run(raw("r10-output")).await.expect("valid input");
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert_eq!(*seen.lock().expect("not poisoned"), Some(json!(1)));
+    assert_eq!(outcome.context.state().value("visits"), Some(&json!(1)));
+}

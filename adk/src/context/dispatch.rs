@@ -100,6 +100,8 @@ pub struct DispatchContext {
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
     pub(crate) state: State,
+    /// Tool handlers' state writes, not yet taken into `state` (see `tool_state`).
+    tool_state: Arc<Mutex<Vec<(String, crate::state::StateChange)>>>,
     /// `{turn_id}/dispatch`, made on first use: events and executors ask for it, a mocked
     /// turn with nobody observing never does.
     id: OnceLock<Arc<str>>,
@@ -150,6 +152,7 @@ impl DispatchContext {
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
             state: turn.state.with_journal(),
+            tool_state: Arc::default(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
             id: OnceLock::new(),
             iteration: 0,
@@ -206,13 +209,30 @@ impl DispatchContext {
     /// The dispatch's session state: a copy of the turn's. Writes are visible at once in the
     /// dispatch and reach the turn like the dispatch's other writes: when an iteration
     /// completes or the dispatch is acknowledged; a nack, abort or error drops them.
+    ///
+    /// A tool handler's writes ([`ToolInvocation::set_state`](crate::primitives::ToolInvocation::set_state))
+    /// join this state when the executor returns, and at once through
+    /// [`state_mut`](Self::state_mut).
     pub fn state(&self) -> &State {
         &self.state
     }
 
-    /// The dispatch's session state, to write; see [`state`](Self::state).
+    /// The dispatch's session state, to write; see [`state`](Self::state). Takes in the tool
+    /// handlers' writes first.
     pub fn state_mut(&mut self) -> &mut State {
+        self.absorb_tool_state();
         &mut self.state
+    }
+
+    /// Takes the tool handlers' queued state writes into the dispatch's state.
+    pub(crate) fn absorb_tool_state(&mut self) {
+        super::tool_state::absorb(&self.tool_state, &mut self.state);
+    }
+
+    /// The state link of a tool call prepared now: a copy of the dispatch's state with the
+    /// handlers' writes so far, and the inbox for its own.
+    pub(crate) fn tool_state_link(&self) -> super::StateLink {
+        super::StateLink::new(self.state.detached(), &self.tool_state)
     }
 
     /// Fills the state placeholders of the system prompt and standing instructions (fixed text
@@ -448,6 +468,7 @@ impl DispatchContext {
 
     /// Applies the queued writes to the turn, in the order they were made.
     pub(crate) fn flush_into(&mut self, turn: &mut TurnContext) {
+        self.absorb_tool_state();
         for delta in self.queue.drain(..) {
             delta.apply(turn.collections_mut());
         }
@@ -457,6 +478,7 @@ impl DispatchContext {
     /// Drops the queued writes: what was persisted stays persisted, the turn never sees it.
     pub(crate) fn discard_queue(&mut self) {
         self.queue.clear();
+        super::tool_state::discard(&self.tool_state);
         self.state.discard_journal();
     }
 }

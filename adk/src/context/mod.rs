@@ -12,6 +12,7 @@ mod reply;
 mod storage_methods;
 mod streams;
 mod tool;
+mod tool_state;
 mod turn;
 pub(crate) mod write_queue;
 
@@ -32,6 +33,7 @@ pub(crate) use abort::caused_by_abort;
 pub(crate) use dispatch::Signal;
 pub(crate) use storage_methods::auto_spool;
 pub(crate) use tool::GateLink;
+pub(crate) use tool_state::StateLink;
 pub(crate) use turn::watch_turn;
 
 /// The code of a gate whose error failed the middleware (`?` on `wait_for`): the turn ends with

@@ -157,6 +157,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             dispatch_error = Some(error);
             break;
         }
+        // The tool handlers' state writes join the dispatch's, for `dispatch_output`.
+        ctx.absorb_tool_state();
         if ctx.is_aborted() || ctx.is_signalled() {
             settle_queue(&mut ctx, turn);
             break;

@@ -318,6 +318,8 @@ impl DispatchContext {
             self.shared.events.clone(),
             self.cancellation().clone(),
         );
+        // The handler's session state: the dispatch's, its writes joining the dispatch's.
+        invocation.state = self.tool_state_link();
         Ok(PreparedCall {
             tool: tool.clone(),
             args,

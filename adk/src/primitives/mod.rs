@@ -62,7 +62,9 @@ pub use tool_arguments::{
 };
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
 pub use tool_invocation::{HandlerFailed, ToolError, ToolHandler, ToolInvocation, ToolOutput};
-pub(crate) use tool_invocation::{InvocationGates, InvocationStorage, TurnGates, TurnStorage};
+pub(crate) use tool_invocation::{
+    InvocationGates, InvocationState, InvocationStorage, TurnGates, TurnState, TurnStorage,
+};
 pub use tool_registry::{CollisionPolicy, ToolRegistry, ToolRegistryError};
 
 /// An instant in time, serialized as an RFC 3339 string (`"2026-01-02T03:04:05Z"`).

@@ -163,6 +163,7 @@ impl Tool {
             storage,
             storage_context,
             gates: <super::TurnGates as super::InvocationGates>::standalone(),
+            state: <super::TurnState as super::InvocationState>::standalone(),
         }
     }
 

@@ -51,6 +51,7 @@ pub struct ToolInvocation {
     pub(crate) storage: CarriedStorage,
     pub(crate) storage_context: CarriedContext,
     pub(crate) gates: CarriedGates,
+    pub(crate) state: CarriedState,
 }
 
 /// The storage half of a [`ToolInvocation`], as the layer that supplies it names it: the handle
@@ -80,6 +81,25 @@ pub(crate) trait InvocationGates {
     /// The link of an invocation made outside a turn: nobody listens, so its gates time out.
     fn standalone() -> Self::Link;
 }
+
+/// The session-state half of a [`ToolInvocation`], inverted like [`InvocationStorage`]: the
+/// turn's state as the handler reads it and where its writes go, named by the layer that
+/// supplies it (`context`, which implements this trait for [`TurnState`] and defines the
+/// invocation's state methods).
+pub(crate) trait InvocationState {
+    /// The handler's view of the state and the way its writes reach the dispatch.
+    type Link: Clone + fmt::Debug + Send + Sync + 'static;
+
+    /// The state of an invocation made outside a turn: empty, its writes kept by the
+    /// invocation alone.
+    fn standalone() -> Self::Link;
+}
+
+/// The one implementation of [`InvocationState`] (no values; it lives in `context`).
+pub(crate) enum TurnState {}
+
+/// The state link an invocation carries.
+pub(crate) type CarriedState = <TurnState as InvocationState>::Link;
 
 /// The one implementation of [`InvocationGates`] (it has no values; the implementation lives in
 /// `context`).
@@ -116,6 +136,7 @@ impl ToolInvocation {
             storage,
             storage_context,
             gates: <TurnGates as InvocationGates>::standalone(),
+            state: <TurnState as InvocationState>::standalone(),
         }
     }
 

@@ -266,11 +266,27 @@ impl State {
         self.middleware_writes.push(write);
     }
 
+    /// Records a change made elsewhere (a tool handler's write), as if made here: visible at
+    /// once and journaled by a dispatch's copy. The key was checked where it was written.
+    pub(crate) fn apply_change(&mut self, key: String, change: StateChange) {
+        self.record(key, change);
+    }
+
     fn record(&mut self, key: String, change: StateChange) {
         if let Some(journal) = &mut self.journal {
             journal.push((key.clone(), change.clone()));
         }
         self.changes.insert(key, change);
+    }
+
+    /// A plain copy of the key-value state (loaded values and changes), without a journal or
+    /// typed middleware state: what a tool handler reads and writes.
+    pub(crate) fn detached(&self) -> Self {
+        Self {
+            loaded: Arc::clone(&self.loaded),
+            changes: self.changes.clone(),
+            ..Self::default()
+        }
     }
 
     /// A copy that also journals its changes, so a dispatch can hand them to the turn when it
