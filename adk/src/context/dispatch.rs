@@ -94,8 +94,11 @@ pub struct DispatchContext {
     pub retrievables: Collection<Retrievable>,
     /// Reasoning traces.
     pub thoughts: Collection<Thought>,
-    /// Tool calls made so far.
+    /// Tool calls: the turn's (loaded history included) and this dispatch's;
+    /// [`tool_calls_this_turn`](Self::tool_calls_this_turn) keeps only the calls made in this
+    /// turn.
     pub tool_calls: Collection<ToolCall>,
+    made_this_turn: super::write_queue::MadeThisTurn,
     /// The tools the model may call in this dispatch (a copy: changes do not reach the turn).
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
@@ -149,6 +152,7 @@ impl DispatchContext {
             retrievables: turn.retrievables.share(),
             thoughts: turn.thoughts.share(),
             tool_calls: turn.tool_calls.share(),
+            made_this_turn: turn.made_this_turn.clone(),
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
             state: turn.state.with_journal(),
@@ -356,6 +360,24 @@ impl DispatchContext {
         }
     }
 
+    /// The tool calls made in this turn (by this dispatch or before it), in collection order,
+    /// without the calls loaded from history; see
+    /// [`TurnContext::tool_calls_this_turn`](crate::TurnContext::tool_calls_this_turn).
+    ///
+    /// ```
+    /// use adk::context::DispatchContext;
+    ///
+    /// fn tools_used_so_far(ctx: &DispatchContext) -> Vec<String> {
+    ///     ctx.tool_calls_this_turn().map(|call| call.tool().to_owned()).collect()
+    /// }
+    /// # let _ = tools_used_so_far;
+    /// ```
+    pub fn tool_calls_this_turn(&self) -> impl DoubleEndedIterator<Item = &ToolCall> + '_ {
+        self.tool_calls
+            .iter()
+            .filter(|call| self.made_this_turn.contains(call.id()))
+    }
+
     /// How many tool calls in this dispatch carry `checksum`: the same tool with the same
     /// arguments. Middleware use it to stop a model that repeats itself.
     pub fn tool_call_count(&self, checksum: &str) -> usize {
@@ -463,6 +485,7 @@ impl DispatchContext {
             retrievables: &mut self.retrievables,
             thoughts: &mut self.thoughts,
             tool_calls: &mut self.tool_calls,
+            made_this_turn: &mut self.made_this_turn,
         }
     }
 

@@ -137,8 +137,11 @@ pub struct TurnContext {
     pub retrievables: Collection<Retrievable>,
     /// Reasoning traces the turn works with.
     pub thoughts: Collection<Thought>,
-    /// Tool calls the turn works with.
+    /// Tool calls the turn works with: loaded history and this turn's calls alike;
+    /// [`tool_calls_this_turn`](Self::tool_calls_this_turn) keeps only the calls made in this
+    /// turn.
     pub tool_calls: Collection<ToolCall>,
+    pub(crate) made_this_turn: super::write_queue::MadeThisTurn,
     /// The tools the model may call; fresh each turn from the runner's tools.
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
@@ -250,6 +253,7 @@ impl TurnContext {
             retrievables: Collection::new(),
             thoughts: Collection::new(),
             tool_calls: Collection::new(),
+            made_this_turn: super::write_queue::MadeThisTurn::default(),
             tools,
             system_prompt: raw.system_prompt,
             state: State::new(),
@@ -426,6 +430,44 @@ impl TurnContext {
 }
 
 impl TurnContext {
+    /// The tool calls made in this turn, in collection order, without the calls loaded from
+    /// history.
+    ///
+    /// A call counts as made in this turn when this turn stored it (`store_tool_call`, or as a
+    /// replacement in `replace_tool_call_group`), directly or through its dispatch: that is how
+    /// executors record the model's calls. History middleware
+    /// ([`LoadHistory`](crate::history::LoadHistory)) adds loaded calls to
+    /// [`tool_calls`](Self::tool_calls) directly, so they are left out. A call stored and then
+    /// deleted is gone from both.
+    ///
+    /// ```
+    /// use adk::context::{RawTurnContext, TurnContext};
+    /// use adk::primitives::{ToolCall, ToolRegistry};
+    /// use adk::storage::{NoopStorage, SharedStorage};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let raw = RawTurnContext::new("conversation-1", "You are terse.");
+    /// let mut ctx = TurnContext::new(raw, SharedStorage::new(NoopStorage::new()), ToolRegistry::new())?;
+    /// // Loaded from history: added to the collection directly.
+    /// ctx.tool_calls.add(ToolCall::new("old", "weather", serde_json::json!({"city": "Oslo"}))?);
+    /// // Made now: stored through the context.
+    /// ctx.store_tool_call(ToolCall::new("new", "weather", serde_json::json!({"city": "Bergen"}))?)
+    ///     .await?;
+    ///
+    /// let all: Vec<&str> = ctx.tool_calls.iter().map(|call| call.id()).collect();
+    /// let this_turn: Vec<&str> = ctx.tool_calls_this_turn().map(|call| call.id()).collect();
+    /// assert_eq!(all, ["old", "new"]);
+    /// assert_eq!(this_turn, ["new"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tool_calls_this_turn(&self) -> impl DoubleEndedIterator<Item = &ToolCall> + '_ {
+        self.tool_calls
+            .iter()
+            .filter(|call| self.made_this_turn.contains(call.id()))
+    }
+
     fn record_change(&mut self, delta: super::write_queue::Delta) {
         delta.apply(self.collections_mut());
     }
@@ -438,6 +480,7 @@ impl TurnContext {
             retrievables: &mut self.retrievables,
             thoughts: &mut self.thoughts,
             tool_calls: &mut self.tool_calls,
+            made_this_turn: &mut self.made_this_turn,
         }
     }
 }

@@ -39,6 +39,20 @@ pub(crate) struct CollectionsMut<'a> {
     pub(crate) retrievables: &'a mut Collection<Retrievable>,
     pub(crate) thoughts: &'a mut Collection<Thought>,
     pub(crate) tool_calls: &'a mut Collection<ToolCall>,
+    /// The ids of the tool calls stored in this turn (not loaded from history).
+    pub(crate) made_this_turn: &'a mut MadeThisTurn,
+}
+
+/// The ids of the tool calls a turn stored itself (`store_tool_call`, the replacements of
+/// `replace_tool_call_group`), so a view can tell them from calls loaded from history, which
+/// are added to the collection directly.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MadeThisTurn(std::collections::HashSet<String>);
+
+impl MadeThisTurn {
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
 }
 
 fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change<T>) {
@@ -80,12 +94,21 @@ impl Delta {
     pub(crate) fn apply(self, target: CollectionsMut<'_>) {
         match self {
             Self::ReplaceToolCallGroup { ids, replacements } => {
+                target
+                    .made_this_turn
+                    .0
+                    .extend(replacements.iter().map(|call| call.id().to_owned()));
                 replace_group(target.tool_calls, &ids, replacements);
             }
             Self::Message(change) => apply_change(target.messages, change),
             Self::Memory(change) => apply_change(target.memories, change),
             Self::Thought(change) => apply_change(target.thoughts, change),
-            Self::ToolCall(change) => apply_change(target.tool_calls, change),
+            Self::ToolCall(change) => {
+                if let Change::Store(call) = &change {
+                    target.made_this_turn.0.insert(call.id().to_owned());
+                }
+                apply_change(target.tool_calls, change);
+            }
             Self::Retrievable(change) => apply_change(target.retrievables, change),
             // Standing instructions have no id: they are identified by value, so storing or
             // mutating one that is already present changes nothing.

@@ -160,12 +160,8 @@ impl Rules {
     /// The step of the first rule that holds for this model call.
     pub(super) fn choose(&self, ctx: &DispatchContext) -> Result<Step, NoMatch> {
         let user = last_user_text(ctx).unwrap_or_default();
-        let prefix = format!("{}/call-", ctx.dispatch_id());
-        let last_call = ctx
-            .tool_calls
-            .iter()
-            .rev()
-            .find(|call| call.id().starts_with(&prefix));
+        // The dispatch's own calls only: history loaded into `tool_calls` does not count.
+        let last_call = ctx.tool_calls_this_turn().next_back();
         let result = last_call.map(result_text);
         let rule = self
             .rules
