@@ -22,6 +22,10 @@
 //! [`Agent::turn`], change it, and run it with [`Agent::run_turn`]; or take the runner itself
 //! with [`Agent::runner`].
 //!
+//! [`Agent::chat`] is a terminal chat over the same turns: each line read from stdin is
+//! [`Agent::run`] on one conversation, its reply printed, until stdin ends;
+//! [`Agent::chat_over`] does it over any reader and writer.
+//!
 //! ```
 //! use adk::prelude::*;
 //! use adk::history::LoadHistory;
@@ -41,6 +45,8 @@
 //! # })?;
 //! # Ok::<(), BoxError>(())
 //! ```
+
+mod chat;
 
 use std::sync::Arc;
 
@@ -263,7 +269,8 @@ impl<S, X> AgentBuilder<S, X> {
         self.map(|runner| runner.output_key(key))
     }
 
-    /// Builds the agent. Compiles only once `.model(..)` and `.storage(..)` were called.
+    /// Builds the agent. Compiles only once `.model(..)` and `.storage(..)` were called (a
+    /// missing model is the error "the agent has no model", naming `.model(..)`).
     ///
     /// # Panics
     ///
@@ -272,7 +279,7 @@ impl<S, X> AgentBuilder<S, X> {
     pub fn build(self) -> Agent
     where
         S: HasStorage,
-        X: HasExecutor,
+        X: HasModel,
     {
         Agent {
             name: self.name,
@@ -284,6 +291,19 @@ impl<S, X> AgentBuilder<S, X> {
         }
     }
 }
+
+/// The agent builder's model slot is filled: what [`AgentBuilder::build`] asks for, so that a
+/// missing model is reported in the agent's words (`.model(..)`), not the runner's
+/// (`.executor(..)`).
+#[diagnostic::on_unimplemented(
+    message = "the agent has no model",
+    label = "`build()` needs a model first",
+    note = "call `.model(executor)` before `.build()`: any `adk::dispatch::Executor`, such as `adk::dispatch::ScriptedModel` in tests"
+)]
+pub trait HasModel: HasExecutor {}
+
+#[diagnostic::do_not_recommend]
+impl HasModel for Arc<dyn Executor> {}
 
 /// The system prompt of an agent given no instructions (a turn refuses an empty one).
 const DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
