@@ -557,3 +557,274 @@ async fn the_executor_sees_a_tool_handlers_writes_through_state_after_it_returns
     assert_eq!(*seen.lock().expect("not poisoned"), Some(json!(1)));
     assert_eq!(outcome.context.state().value("visits"), Some(&json!(1)));
 }
+
+// Outside a turn: `StateEdit` over `SessionStore::commit_state`.
+
+async fn an_edit_outside_a_turn_writes_user_and_app_state_that_the_next_turn_sees(
+    store: SharedSessionStore,
+) {
+    let mut edit = adk::state::StateEdit::load(&store, "app", "ada")
+        .await
+        .expect("loads");
+    edit.state_mut()
+        .set(adk::state_key!("user:theme" => String), "dark".to_owned())
+        .expect("writes");
+    edit.state_mut()
+        .set_value("app:motd", json!("welcome"))
+        .expect("writes");
+    edit.state_mut()
+        .set_value("temp:draft", json!(1))
+        .expect("writes");
+    edit.commit(&store).await.expect("commits");
+    assert!(
+        store
+            .list_sessions(&"app".into(), None)
+            .await
+            .expect("lists")
+            .is_empty(),
+        "an edit creates no session"
+    );
+    assert_eq!(
+        store
+            .user_state(&"app".into(), &"ada".into())
+            .await
+            .expect("reads"),
+        object(json!({"theme": "dark"})),
+        "temp: keys are dropped"
+    );
+
+    let seen = std::sync::Arc::default();
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .executor(recording_executor(std::sync::Arc::clone(&seen)))
+        .build();
+    let outcome = runner.run(raw("edit")).await.expect("valid input");
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    let seen = seen
+        .lock()
+        .expect("not poisoned")
+        .clone()
+        .expect("the executor ran");
+    assert_eq!(
+        seen,
+        object(json!({"user:theme": "dark", "app:motd": "welcome"}))
+    );
+
+    let mut edit = adk::state::StateEdit::load(&store, "app", "ada")
+        .await
+        .expect("loads");
+    assert!(
+        edit.state_mut().delete("user:theme"),
+        "the edit reads what it wrote"
+    );
+    edit.commit(&store).await.expect("commits");
+    assert_eq!(
+        state_of(&store, "edit").await,
+        object(json!({"app:motd": "welcome"})),
+        "a deletion reaches the store like a write"
+    );
+}
+
+async fn an_edit_is_refused_as_stale_when_a_turn_changed_its_key_after_the_load(
+    store: SharedSessionStore,
+) {
+    let mut edit = adk::state::StateEdit::load(&store, "app", "ada")
+        .await
+        .expect("loads");
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .executor(ScriptedModel::new())
+        .build();
+    let outcome = runner
+        .run(raw("edit-stale").state_value("user:theme", json!("light")))
+        .await
+        .expect("valid input");
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+
+    edit.state_mut()
+        .set_value("user:theme", json!("dark"))
+        .expect("writes");
+    edit.state_mut()
+        .set_value("app:motd", json!("hi"))
+        .expect("writes");
+    let refused = edit.commit(&store).await.expect_err("stale");
+    assert!(refused.is_stale(), "{refused}");
+    let adk::state::StateEditError::Store(adk::state::SessionStoreError::Stale { keys }) = refused
+    else {
+        panic!("a stale refusal");
+    };
+    assert_eq!(keys, ["user:theme"], "the conflicting key is named");
+    assert!(
+        store
+            .app_state(&"app".into())
+            .await
+            .expect("reads")
+            .get("motd")
+            .is_none(),
+        "nothing of the edit was applied"
+    );
+    assert_eq!(
+        store
+            .user_state(&"app".into(), &"ada".into())
+            .await
+            .expect("reads"),
+        object(json!({"theme": "light"}))
+    );
+}
+
+async fn a_turn_is_refused_as_stale_when_an_edit_changed_its_key_meanwhile(
+    store: SharedSessionStore,
+) {
+    let editor = store.clone();
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .executor(adk::dispatch::executor_fn(
+            move |ctx: &mut DispatchContext| {
+                let editor = editor.clone();
+                Box::pin(async move {
+                    let mut edit = adk::state::StateEdit::load(&editor, "app", "ada").await?;
+                    edit.state_mut()
+                        .set_value("user:theme", json!("from the form"))?;
+                    edit.commit(&editor).await?;
+                    ctx.ack()?;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ))
+        .build();
+    let outcome = runner
+        .run(raw("edit-turn").state_value("user:theme", json!("from the turn")))
+        .await
+        .expect("valid input");
+    let TurnStatus::Failed(error) = &outcome.status else {
+        panic!("refused as stale, got {:?}", outcome.status);
+    };
+    assert_eq!(error.code(), adk::events::ErrorCode::StaleState);
+    assert_eq!(
+        store
+            .user_state(&"app".into(), &"ada".into())
+            .await
+            .expect("reads"),
+        object(json!({"theme": "from the form"}))
+    );
+}
+
+on_every_store!(
+    an_edit_outside_a_turn_writes_user_and_app_state_that_the_next_turn_sees,
+    an_edit_is_refused_as_stale_when_a_turn_changed_its_key_after_the_load,
+    a_turn_is_refused_as_stale_when_an_edit_changed_its_key_meanwhile,
+);
+
+#[tokio::test]
+async fn an_edit_that_writes_a_session_key_is_refused_and_writes_nothing() {
+    let store = InMemorySessionStore::new();
+    let mut edit = adk::state::StateEdit::load(&store, "app", "ada")
+        .await
+        .expect("loads");
+    edit.state_mut()
+        .set_value("step", json!(2))
+        .expect("writes");
+    edit.state_mut()
+        .set_value("user:theme", json!("dark"))
+        .expect("writes");
+    let refused = edit.commit(&store).await.expect_err("refused");
+    assert!(
+        matches!(&refused, adk::state::StateEditError::SessionKey { keys } if keys == &["step"]),
+        "{refused:?}"
+    );
+    assert!(
+        store
+            .user_state(&"app".into(), &"ada".into())
+            .await
+            .expect("reads")
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_store_that_predates_commit_state_refuses_it_as_unsupported() {
+    struct Old(InMemorySessionStore);
+    impl SessionStore for Old {
+        async fn create_session(
+            &self,
+            key: &SessionKey,
+            state: Map<String, Value>,
+        ) -> Result<adk::state::Session, adk::state::SessionStoreError> {
+            self.0.create_session(key, state).await
+        }
+        async fn get_session(
+            &self,
+            key: &SessionKey,
+        ) -> Result<Option<adk::state::Session>, adk::state::SessionStoreError> {
+            self.0.get_session(key).await
+        }
+        async fn list_sessions(
+            &self,
+            app: &adk::ids::AppName,
+            user: Option<&adk::ids::UserId>,
+        ) -> Result<Vec<adk::state::Session>, adk::state::SessionStoreError> {
+            self.0.list_sessions(app, user).await
+        }
+        async fn delete_session(
+            &self,
+            key: &SessionKey,
+        ) -> Result<(), adk::state::SessionStoreError> {
+            self.0.delete_session(key).await
+        }
+        async fn app_state(
+            &self,
+            app: &adk::ids::AppName,
+        ) -> Result<Map<String, Value>, adk::state::SessionStoreError> {
+            self.0.app_state(app).await
+        }
+        async fn user_state(
+            &self,
+            app: &adk::ids::AppName,
+            user: &adk::ids::UserId,
+        ) -> Result<Map<String, Value>, adk::state::SessionStoreError> {
+            self.0.user_state(app, user).await
+        }
+        async fn load_turn(
+            &self,
+            key: &SessionKey,
+            thread: &adk::ids::ThreadId,
+        ) -> Result<adk::state::LoadedTurn, adk::state::SessionStoreError> {
+            self.0.load_turn(key, thread).await
+        }
+        async fn commit_turn(
+            &self,
+            key: &SessionKey,
+            commit: adk::state::TurnCommit,
+        ) -> Result<(), adk::state::SessionStoreError> {
+            self.0.commit_turn(key, commit).await
+        }
+        async fn copy_thread_records(
+            &self,
+            key: &SessionKey,
+            from: &adk::ids::ThreadId,
+            to: &adk::ids::ThreadId,
+        ) -> Result<(), adk::state::SessionStoreError> {
+            self.0.copy_thread_records(key, from, to).await
+        }
+    }
+    let store = Old(InMemorySessionStore::new());
+    let mut edit = adk::state::StateEdit::load(&store, "app", "ada")
+        .await
+        .expect("loads");
+    edit.state_mut()
+        .set_value("user:theme", json!("dark"))
+        .expect("writes");
+    let refused = edit.commit(&store).await.expect_err("unsupported");
+    assert!(
+        matches!(
+            refused,
+            adk::state::StateEditError::Store(adk::state::SessionStoreError::Unsupported {
+                operation: "commit_state"
+            })
+        ),
+        "{refused:?}"
+    );
+}

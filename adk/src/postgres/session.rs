@@ -13,7 +13,8 @@ use tokio_postgres::types::{Json, ToSql};
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
     LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, Session, SessionKey,
-    SessionStore, SessionStoreError, StateWrite, TurnCommit, merge_scopes, split_by_scope,
+    SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit, merge_scopes,
+    split_by_scope,
 };
 
 use super::error::{PostgresError, failed, unavailable};
@@ -693,6 +694,63 @@ impl SessionStore for PostgresSessionStore {
                     .await?;
                 }
             }
+        }
+        transaction.commit().await.map_err(db(operation))
+    }
+
+    async fn commit_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+        commit: StateCommit,
+    ) -> Result<(), SessionStoreError> {
+        if commit.is_empty() {
+            return Ok(());
+        }
+        let operation = "committing state outside a turn";
+        let mut client = self.client(operation).await?;
+        let transaction = client.transaction().await.map_err(db(operation))?;
+        let (app_name, user_id) = (app.as_str(), user.as_str());
+        // The turn's lock order (app → user), and only the rows written.
+        let mut app = Map::new();
+        if !commit.app.is_empty() {
+            (app, _) =
+                lock_or_create(&transaction, LOCK_APP, ENSURE_APP, &[&app_name], operation).await?;
+        }
+        let mut user = Map::new();
+        if !commit.user.is_empty() {
+            (user, _) = lock_or_create(
+                &transaction,
+                LOCK_USER,
+                ENSURE_USER,
+                &[&app_name, &user_id],
+                operation,
+            )
+            .await?;
+        }
+        let stale = commit.stale_keys(&app, &user);
+        if !stale.is_empty() {
+            return Err(SessionStoreError::Stale { keys: stale });
+        }
+        if !commit.app.is_empty() {
+            StateWrite::apply_all(&commit.app, &mut app);
+            execute(
+                &transaction,
+                WRITE_APP,
+                &[&app_name, &Json(&app)],
+                operation,
+            )
+            .await?;
+        }
+        if !commit.user.is_empty() {
+            StateWrite::apply_all(&commit.user, &mut user);
+            execute(
+                &transaction,
+                WRITE_USER,
+                &[&app_name, &user_id, &Json(&user)],
+                operation,
+            )
+            .await?;
         }
         transaction.commit().await.map_err(db(operation))
     }

@@ -13,7 +13,8 @@ use super::worker::Worker;
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
     LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, Session, SessionKey,
-    SessionStore, SessionStoreError, StateWrite, TurnCommit, merge_scopes, split_by_scope,
+    SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit, merge_scopes,
+    split_by_scope,
 };
 use crate::storage::StorageError;
 
@@ -642,6 +643,38 @@ impl SessionStore for SqliteSessionStore {
                 .map_err(db("writing middleware state"))?;
             }
             tx.commit().map_err(db("committing a turn"))
+        })
+        .await
+    }
+
+    async fn commit_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+        commit: StateCommit,
+    ) -> Result<(), SessionStoreError> {
+        let (app, user) = (app.clone(), user.clone());
+        self.call(move |connection| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(db("starting a state commit"))?;
+            let (app, user) = (app.as_str(), user.as_str());
+            let mut app_map = app_state(&tx, app)?.unwrap_or_default();
+            let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
+            let stale = commit.stale_keys(&app_map, &user_map);
+            if !stale.is_empty() {
+                return Err(SessionStoreError::Stale { keys: stale });
+            }
+            let now = format_time(Timestamp::now());
+            if !commit.app.is_empty() {
+                StateWrite::apply_all(&commit.app, &mut app_map);
+                write_app(&tx, app, &app_map, &now)?;
+            }
+            if !commit.user.is_empty() {
+                StateWrite::apply_all(&commit.user, &mut user_map);
+                write_user(&tx, app, user, &user_map, &now)?;
+            }
+            tx.commit().map_err(db("committing state"))
         })
         .await
     }

@@ -67,6 +67,13 @@ pub enum SessionStoreError {
     /// A thread id was empty or malformed; nothing was read or written.
     #[error("{0}")]
     InvalidThreadId(#[from] crate::ids::InvalidThreadId),
+    /// The store does not implement this operation (a store written before it existed keeps
+    /// the trait's default). The crate's stores implement every operation.
+    #[error("this session store does not support `{operation}`")]
+    Unsupported {
+        /// The trait method.
+        operation: &'static str,
+    },
     /// The stored data could not be read back (invalid JSON in a state column, for instance).
     #[error("the stored session data is invalid: {0}")]
     InvalidData(String),

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use super::SessionStoreError;
 use super::store::{
-    LoadedTurn, Session, SessionKey, SessionStore, StateWrite, TurnCommit, merge_scopes,
-    split_by_scope,
+    LoadedTurn, Session, SessionKey, SessionStore, StateCommit, StateWrite, TurnCommit,
+    merge_scopes, split_by_scope,
 };
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
@@ -254,6 +254,32 @@ impl SessionStore for InMemorySessionStore {
             }
         }
         session.last_update_time = Timestamp::now();
+        Ok(())
+    }
+
+    async fn commit_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+        commit: StateCommit,
+    ) -> Result<(), SessionStoreError> {
+        let mut guard = self.lock();
+        let stored = &mut *guard;
+        let empty = Map::new();
+        let user_key = (app.clone(), user.clone());
+        let stale = commit.stale_keys(
+            stored.apps.get(app).unwrap_or(&empty),
+            stored.users.get(&user_key).unwrap_or(&empty),
+        );
+        if !stale.is_empty() {
+            return Err(SessionStoreError::Stale { keys: stale });
+        }
+        if !commit.app.is_empty() {
+            StateWrite::apply_all(&commit.app, stored.apps.entry(app.clone()).or_default());
+        }
+        if !commit.user.is_empty() {
+            StateWrite::apply_all(&commit.user, stored.users.entry(user_key).or_default());
+        }
         Ok(())
     }
 

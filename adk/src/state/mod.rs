@@ -14,6 +14,7 @@
 #![doc = include_str!("../../docs/state.md")]
 
 pub mod conformance;
+mod edit;
 mod error;
 mod fork;
 mod key;
@@ -24,13 +25,14 @@ pub mod template;
 mod view;
 
 pub use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
+pub use edit::{StateEdit, StateEditError};
 pub use error::{BackendError, SessionStoreError, StateError};
 pub use fork::{Fork, ForkError, Forked};
 pub use key::{__assert_state_value, StateKey, StateValue};
 pub use memory::InMemorySessionStore;
 pub use scope::Scope;
 pub use store::{
-    DynSessionStore, LoadedTurn, Session, SessionKey, SessionStore, SharedSessionStore, StateWrite,
-    TurnCommit, merge_scopes, split_by_scope,
+    DynSessionStore, LoadedTurn, Session, SessionKey, SessionStore, SharedSessionStore,
+    StateCommit, StateWrite, TurnCommit, merge_scopes, split_by_scope,
 };
 pub use view::{State, StateChange};

@@ -248,6 +248,37 @@ impl TurnCommit {
     }
 }
 
+/// What [`SessionStore::commit_state`] applies outside any turn, atomically: app and user
+/// writes, each with the value the writer read for its key (the stale check, as in a turn's
+/// commit). [`StateEdit`](super::StateEdit) builds one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateCommit {
+    /// `app:` writes (names without the prefix).
+    pub app: Vec<StateWrite>,
+    /// `user:` writes (names without the prefix).
+    pub user: Vec<StateWrite>,
+}
+
+impl StateCommit {
+    /// The keys (prefixed) whose stored values are no longer what the writer read, given the
+    /// stored app and user state. For store implementations.
+    #[must_use]
+    pub fn stale_keys(&self, app: &Map<String, Value>, user: &Map<String, Value>) -> Vec<String> {
+        TurnCommit {
+            app: self.app.clone(),
+            user: self.user.clone(),
+            ..TurnCommit::default()
+        }
+        .stale_keys(app, user, &Map::new())
+    }
+
+    /// Whether there is nothing to write.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.app.is_empty() && self.user.is_empty()
+    }
+}
+
 type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreError>> + Send + 'a>>;
 
 /// Where sessions and their state live between turns.
@@ -343,6 +374,30 @@ pub trait SessionStore: Send + Sync + 'static {
         from: &ThreadId,
         to: &ThreadId,
     ) -> impl Future<Output = Result<(), SessionStoreError>> + Send;
+
+    /// Applies app and user writes outside any turn (an onboarding form setting a preference),
+    /// atomically and under a turn's stale rule: when a key's stored value is no longer the
+    /// `expected` one, nothing is applied and the keys are named in
+    /// [`SessionStoreError::Stale`]. No session is created or touched. Use it through
+    /// [`StateEdit`](super::StateEdit).
+    ///
+    /// The default refuses with [`SessionStoreError::Unsupported`], so stores written before
+    /// this method keep compiling; the crate's stores implement it.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Stale`] or a backend failure; nothing was applied.
+    fn commit_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+        commit: StateCommit,
+    ) -> impl Future<Output = Result<(), SessionStoreError>> + Send {
+        let _ = (app, user, commit);
+        std::future::ready(Err(SessionStoreError::Unsupported {
+            operation: "commit_state",
+        }))
+    }
 }
 
 /// The object-safe mirror of [`SessionStore`], implemented for every store.
@@ -377,6 +432,12 @@ pub trait DynSessionStore: Send + Sync + 'static {
         key: &'a SessionKey,
         from: &'a ThreadId,
         to: &'a ThreadId,
+    ) -> StoreFuture<'a, ()>;
+    fn commit_state<'a>(
+        &'a self,
+        app: &'a AppName,
+        user: &'a UserId,
+        commit: StateCommit,
     ) -> StoreFuture<'a, ()>;
 }
 
@@ -428,6 +489,14 @@ impl<S: SessionStore> DynSessionStore for S {
         to: &'a ThreadId,
     ) -> StoreFuture<'a, ()> {
         Box::pin(SessionStore::copy_thread_records(self, key, from, to))
+    }
+    fn commit_state<'a>(
+        &'a self,
+        app: &'a AppName,
+        user: &'a UserId,
+        commit: StateCommit,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(SessionStore::commit_state(self, app, user, commit))
     }
 }
 
@@ -513,5 +582,13 @@ impl SessionStore for SharedSessionStore {
         to: &ThreadId,
     ) -> Result<(), SessionStoreError> {
         self.0.copy_thread_records(key, from, to).await
+    }
+    async fn commit_state(
+        &self,
+        app: &AppName,
+        user: &UserId,
+        commit: StateCommit,
+    ) -> Result<(), SessionStoreError> {
+        self.0.commit_state(app, user, commit).await
     }
 }
