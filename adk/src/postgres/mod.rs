@@ -76,6 +76,7 @@ mod records;
 mod schema;
 mod scope;
 mod session;
+mod session_events;
 
 use deadpool_postgres::Pool;
 

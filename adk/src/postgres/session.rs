@@ -12,13 +12,14 @@ use tokio_postgres::types::{Json, ToSql};
 
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
-    LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, Session, SessionKey,
-    SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit, merge_scopes,
-    split_by_scope,
+    GetSessionConfig, LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope,
+    Session, SessionKey, SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit,
+    merge_scopes, split_by_scope,
 };
 
 use super::error::{PostgresError, failed, unavailable};
 use super::options::PostgresOptions;
+use super::session_events::{insert_events, read_events};
 use super::{PostgresStorage, schema};
 
 // The database server's clock, so that every process stamps times from one clock, written as
@@ -254,6 +255,7 @@ fn session_from(
         key,
         state: merge_scopes(&app, &user, &state),
         last_update_time: timestamp(micros)?,
+        events: Vec::new(),
     })
 }
 
@@ -479,6 +481,29 @@ impl SessionStore for PostgresSessionStore {
         session_of(&client, key).await
     }
 
+    async fn get_session_with(
+        &self,
+        key: &SessionKey,
+        config: GetSessionConfig,
+    ) -> Result<Option<Session>, SessionStoreError> {
+        let operation = "reading a session with its events";
+        let mut client = self.client(operation).await?;
+        // One snapshot: the events are the ones that produced the state.
+        let transaction = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(db(operation))?;
+        let Some(mut session) = session_of(&transaction, key).await? else {
+            return Ok(None);
+        };
+        session.events = read_events(&transaction, key, config).await?;
+        transaction.commit().await.map_err(db(operation))?;
+        Ok(Some(session))
+    }
+
     async fn list_sessions(
         &self,
         app: &AppName,
@@ -662,6 +687,7 @@ impl SessionStore for PostgresSessionStore {
             operation,
         )
         .await?;
+        insert_events(&transaction, key, &commit.events).await?;
         for write in &commit.middleware {
             match write {
                 MiddlewareStateWrite::Put(record) => {

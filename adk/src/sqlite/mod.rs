@@ -107,6 +107,7 @@ mod owner;
 mod records;
 mod schema;
 mod session;
+mod session_events;
 mod worker;
 
 use std::path::{Path, PathBuf};

@@ -4,21 +4,24 @@ use std::path::Path;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use jiff::tz::TimeZone;
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::{Map, Value};
 
 use super::error::SqliteError;
+use super::session_events::{TimeColumns, insert_events, read_events, read_time};
 use super::worker::Worker;
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
-    LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, Session, SessionKey,
-    SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit, merge_scopes,
-    split_by_scope,
+    GetSessionConfig, LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope,
+    Session, SessionKey, SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit,
+    merge_scopes, split_by_scope,
 };
 use crate::storage::StorageError;
 
-const SCHEMA: &str = "
+// Google ADK's v1 tables, created in a new file and completed in a v1 file; never in a
+// `SqliteSessionService` file, whose own tables are used as they are.
+const ADK_V1_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS adk_internal_metadata (\"key\" VARCHAR(128) PRIMARY KEY, value VARCHAR(256) NOT NULL);
 CREATE TABLE IF NOT EXISTS app_states (app_name VARCHAR(128) PRIMARY KEY, state TEXT NOT NULL, update_time DATETIME NOT NULL);
 CREATE TABLE IF NOT EXISTS user_states (app_name VARCHAR(128), user_id VARCHAR(128), state TEXT NOT NULL, update_time DATETIME NOT NULL,
@@ -30,11 +33,15 @@ CREATE TABLE IF NOT EXISTS events (id VARCHAR(128), app_name VARCHAR(128), user_
     PRIMARY KEY (id, app_name, user_id, session_id),
     FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE);
 CREATE INDEX IF NOT EXISTS idx_events_app_user_session_ts_id ON events (app_name, user_id, session_id, timestamp DESC, id DESC);
+INSERT OR IGNORE INTO adk_internal_metadata (\"key\", value) VALUES ('schema_version', '1');
+";
+
+// adk's own table (middleware-state records), which google-adk ignores.
+const ADK_RS_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_id VARCHAR(128), session_id VARCHAR(128),
     thread_id VARCHAR(128) NOT NULL, record_key VARCHAR(256) NOT NULL, version INTEGER NOT NULL, record TEXT NOT NULL,
     PRIMARY KEY (app_name, user_id, session_id, thread_id, record_key),
     FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE);
-INSERT OR IGNORE INTO adk_internal_metadata (\"key\", value) VALUES ('schema_version', '1');
 ";
 
 /// A [`SessionStore`] in one SQLite file, laid out as Google ADK's `DatabaseSessionService`
@@ -61,6 +68,7 @@ INSERT OR IGNORE INTO adk_internal_metadata (\"key\", value) VALUES ('schema_ver
 #[derive(Clone, Debug)]
 pub struct SqliteSessionStore {
     worker: Arc<Worker>,
+    times: TimeColumns,
 }
 
 fn db(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> SessionStoreError {
@@ -78,8 +86,18 @@ fn prepare(connection: &mut Connection) -> Result<(), StorageError> {
     connection
         .pragma_update(None, "foreign_keys", "ON")
         .map_err(|error| StorageError::backend(error.to_string()))?;
+    let times = TimeColumns::of(connection).map_err(|error| {
+        StorageError::backend(format!("reading the `sessions` columns: {error}"))
+    })?;
     connection
-        .execute_batch(SCHEMA)
+        .execute_batch(ADK_RS_SCHEMA)
+        .map_err(|error| StorageError::backend(format!("creating adk's tables: {error}")))?;
+    if times == TimeColumns::Real {
+        // A `SqliteSessionService` file: its tables are used as google-adk made them.
+        return Ok(());
+    }
+    connection
+        .execute_batch(ADK_V1_SCHEMA)
         .map_err(|error| StorageError::backend(format!("creating the ADK v1 tables: {error}")))?;
     let version: String = connection
         .query_row(
@@ -205,9 +223,7 @@ impl SqliteSessionStore {
         })
         .await
         .map_err(storage)?;
-        Ok(Self {
-            worker: Arc::new(worker),
-        })
+        Self::with_worker(worker).await
     }
 
     /// A fresh database in memory only, for tests.
@@ -224,8 +240,20 @@ impl SqliteSessionStore {
         })
         .await
         .map_err(storage)?;
+        Self::with_worker(worker).await
+    }
+
+    async fn with_worker(worker: Worker) -> Result<Self, SessionStoreError> {
+        let times = worker
+            .run(|connection| {
+                TimeColumns::of(connection)
+                    .map_err(|error| StorageError::backend(error.to_string()))
+            })
+            .await
+            .map_err(storage)?;
         Ok(Self {
             worker: Arc::new(worker),
+            times,
         })
     }
 
@@ -238,32 +266,6 @@ impl SqliteSessionStore {
             .await
             .map_err(storage)?
     }
-}
-
-/// ADK's `DATETIME` text on SQLite: naive UTC with microseconds.
-fn format_time(time: Timestamp) -> String {
-    let civil = time.to_zoned(TimeZone::UTC).datetime();
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
-        civil.year(),
-        civil.month(),
-        civil.day(),
-        civil.hour(),
-        civil.minute(),
-        civil.second(),
-        civil.subsec_nanosecond() / 1000
-    )
-}
-
-fn parse_time(text: &str) -> Result<Timestamp, SessionStoreError> {
-    let civil: jiff::civil::DateTime = text
-        .replacen(' ', "T", 1)
-        .parse()
-        .map_err(|error| SessionStoreError::InvalidData(format!("time `{text}`: {error}")))?;
-    civil
-        .to_zoned(TimeZone::UTC)
-        .map(|zoned| zoned.timestamp())
-        .map_err(|error| SessionStoreError::InvalidData(format!("time `{text}`: {error}")))
 }
 
 fn parse_state(text: &str) -> Result<Map<String, Value>, SessionStoreError> {
@@ -313,11 +315,11 @@ fn session_row(
     tx.query_row(
         "SELECT state, update_time FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
         [key.app.as_str(), key.user.as_str(), key.session.as_str()],
-        |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+        |row| Ok((row.get::<_, String>(0)?, row.get::<_, SqlValue>(1)?)),
     )
     .optional()
     .map_err(db("reading a session"))?
-    .map(|(state, time)| Ok((parse_state(&state)?, parse_time(&time)?)))
+    .map(|(state, time)| Ok((parse_state(&state)?, read_time((&time).into())?)))
     .transpose()
 }
 
@@ -325,7 +327,7 @@ fn write_app(
     tx: &Transaction<'_>,
     app: &str,
     state: &Map<String, Value>,
-    now: &str,
+    now: &SqlValue,
 ) -> Result<(), SessionStoreError> {
     tx.execute(
         "INSERT INTO app_states (app_name, state, update_time) VALUES (?1, ?2, ?3)
@@ -341,7 +343,7 @@ fn write_user(
     app: &str,
     user: &str,
     state: &Map<String, Value>,
-    now: &str,
+    now: &SqlValue,
 ) -> Result<(), SessionStoreError> {
     tx.execute(
         "INSERT INTO user_states (app_name, user_id, state, update_time) VALUES (?1, ?2, ?3, ?4)
@@ -362,6 +364,7 @@ fn session_of(tx: &Connection, key: &SessionKey) -> Result<Option<Session>, Sess
         key: key.clone(),
         state: merge_scopes(&app, &user, &state),
         last_update_time: time,
+        events: Vec::new(),
     }))
 }
 
@@ -378,7 +381,7 @@ impl SessionStore for SqliteSessionStore {
         key: &SessionKey,
         state: Map<String, Value>,
     ) -> Result<Session, SessionStoreError> {
-        let key = key.clone();
+        let (key, times) = (key.clone(), self.times);
         self.call(move |connection| {
             let tx = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -391,7 +394,7 @@ impl SessionStore for SqliteSessionStore {
                 });
             }
             let (app, user, session) = split_by_scope(state);
-            let now = format_time(Timestamp::now());
+            let now = times.value(Timestamp::now());
             let mut stored_app = app_state(&tx, key.app.as_str())?.unwrap_or_default();
             stored_app.extend(app);
             write_app(&tx, key.app.as_str(), &stored_app, &now)?;
@@ -422,6 +425,24 @@ impl SessionStore for SqliteSessionStore {
         let key = key.clone();
         self.call(move |connection| session_of(connection, &key))
             .await
+    }
+
+    async fn get_session_with(
+        &self,
+        key: &SessionKey,
+        config: GetSessionConfig,
+    ) -> Result<Option<Session>, SessionStoreError> {
+        let (key, times) = (key.clone(), self.times);
+        self.call(move |connection| {
+            // One read transaction: the events are the ones that produced the state.
+            let tx = connection.transaction().map_err(db("starting a read"))?;
+            let Some(mut session) = session_of(&tx, &key)? else {
+                return Ok(None);
+            };
+            session.events = read_events(&tx, &key, times, config)?;
+            Ok(Some(session))
+        })
+        .await
     }
 
     async fn list_sessions(
@@ -567,7 +588,7 @@ impl SessionStore for SqliteSessionStore {
         commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
         commit.check_threads()?;
-        let key = key.clone();
+        let (key, times) = (key.clone(), self.times);
         self.call(move |connection| {
             let tx = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -584,7 +605,7 @@ impl SessionStore for SqliteSessionStore {
             if !stale.is_empty() {
                 return Err(SessionStoreError::Stale { keys: stale });
             }
-            let now = format_time(Timestamp::now());
+            let now = times.value(Timestamp::now());
             if !commit.app.is_empty() {
                 StateWrite::apply_all(&commit.app, &mut app_map);
                 write_app(&tx, app, &app_map, &now)?;
@@ -607,6 +628,7 @@ impl SessionStore for SqliteSessionStore {
                 params![app, user, key.session.as_str(), to_json(&session_map), now],
             )
             .map_err(db("writing session state"))?;
+            insert_events(&tx, &key, times, &commit.events)?;
             for write in &commit.middleware {
                 match write {
                     MiddlewareStateWrite::Put(record) => tx.execute(
@@ -653,7 +675,7 @@ impl SessionStore for SqliteSessionStore {
         user: &UserId,
         commit: StateCommit,
     ) -> Result<(), SessionStoreError> {
-        let (app, user) = (app.clone(), user.clone());
+        let (app, user, times) = (app.clone(), user.clone(), self.times);
         self.call(move |connection| {
             let tx = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -665,7 +687,7 @@ impl SessionStore for SqliteSessionStore {
             if !stale.is_empty() {
                 return Err(SessionStoreError::Stale { keys: stale });
             }
-            let now = format_time(Timestamp::now());
+            let now = times.value(Timestamp::now());
             if !commit.app.is_empty() {
                 StateWrite::apply_all(&commit.app, &mut app_map);
                 write_app(&tx, app, &app_map, &now)?;

@@ -23,7 +23,7 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
 
 use super::store::{SessionKey, SessionStore, TurnCommit};
-use super::{SessionStoreError, State};
+use super::{EventContent, EventPart, GetSessionConfig, SessionEvent, SessionStoreError, State};
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
@@ -48,6 +48,10 @@ pub const RULES: &[&str] = &[
     "copy_thread_records_replaces_the_target_threads_records",
     "copying_a_thread_onto_itself_keeps_its_records",
     "empty_and_malformed_thread_ids_are_refused_before_anything_is_written",
+    "a_commit_appends_its_events_with_its_state_and_reads_them_back_whole",
+    "a_refused_commit_appends_no_events",
+    "event_windows_return_the_recent_events_and_those_at_or_after_a_time",
+    "deleting_a_session_deletes_its_events",
 ];
 
 /// A rule the store broke.
@@ -565,7 +569,212 @@ impl Run {
                     self.ok(store.get_session(&key).await)?,
                 )
             }
+            "a_commit_appends_its_events_with_its_state_and_reads_them_back_whole" => {
+                let events = sample_events(&key);
+                let mut turn = self.turn(store, &key).await?;
+                self.set(&mut turn, "user:seen", json!(true))?;
+                let mut commit = turn.to_commit(&ThreadId::default());
+                commit.events = events.clone();
+                self.ok(store.commit_turn(&key, commit).await)?;
+                let read = self.ok(store
+                    .get_session_with(&key, GetSessionConfig::default())
+                    .await)?;
+                let Some(read) = read else {
+                    return Err(self.fail("the session is missing"));
+                };
+                self.expect_eq(
+                    "state read with the events",
+                    map(json!({"user:seen": true})),
+                    read.state,
+                )?;
+                self.expect_eq("events", events, read.events)?;
+                let plain = self
+                    .ok(store.get_session(&key).await)?
+                    .map(|session| session.events.len());
+                self.expect_eq("events of get_session", Some(0), plain)
+            }
+            "a_refused_commit_appends_no_events" => {
+                self.ok(store.create_session(&key, map(json!({"x": 0}))).await)?;
+                let mut first = self.turn(store, &key).await?;
+                let mut second = self.turn(store, &key).await?;
+                self.set(&mut first, "x", json!(1))?;
+                let mut commit = first.to_commit(&ThreadId::default());
+                commit.events = sample_events(&key)[..1].to_vec();
+                self.ok(store.commit_turn(&key, commit).await)?;
+                self.set(&mut second, "x", json!(2))?;
+                let mut refused = second.to_commit(&ThreadId::default());
+                refused.events = sample_events(&key)[1..].to_vec();
+                if !matches!(
+                    store.commit_turn(&key, refused).await,
+                    Err(SessionStoreError::Stale { .. })
+                ) {
+                    return Err(self.fail("the stale commit was not refused"));
+                }
+                let read = self.ok(store
+                    .get_session_with(&key, GetSessionConfig::default())
+                    .await)?;
+                let ids: Vec<String> = read
+                    .into_iter()
+                    .flat_map(|session| session.events)
+                    .map(|event| event.id)
+                    .collect();
+                self.expect_eq(
+                    "events after the refusal",
+                    vec![sample_events(&key)[0].id.clone()],
+                    ids,
+                )
+            }
+            "event_windows_return_the_recent_events_and_those_at_or_after_a_time" => {
+                // Google ADK's S15: five events in two turns, read through windows.
+                let events = sample_events(&key);
+                for (turn, events) in [&events[..2], &events[2..]].into_iter().enumerate() {
+                    let commit = TurnCommit {
+                        events: events.to_vec(),
+                        ..TurnCommit::default()
+                    };
+                    self.ok(store.commit_turn(&key, commit).await)
+                        .map_err(|failure| self.fail(format!("turn {turn}: {failure}")))?;
+                }
+                let time = |index: usize| events[index].timestamp;
+                let windows = [
+                    (
+                        "every event",
+                        GetSessionConfig::default(),
+                        vec![0, 1, 2, 3, 4],
+                    ),
+                    ("the 2 most recent", GetSessionConfig::recent(2), vec![3, 4]),
+                    ("no event", GetSessionConfig::recent(0), vec![]),
+                    (
+                        "more than there are",
+                        GetSessionConfig::recent(9),
+                        vec![0, 1, 2, 3, 4],
+                    ),
+                    (
+                        "at or after the third",
+                        GetSessionConfig::after(time(2)),
+                        vec![2, 3, 4],
+                    ),
+                    (
+                        "after the last",
+                        GetSessionConfig::after(time(4) + jiff::SignedDuration::from_micros(1)),
+                        vec![],
+                    ),
+                    (
+                        "the most recent at or after the second",
+                        GetSessionConfig {
+                            num_recent_events: Some(2),
+                            after_timestamp: Some(time(1)),
+                        },
+                        vec![3, 4],
+                    ),
+                    (
+                        "3 most recent, only 2 at or after the fourth",
+                        GetSessionConfig {
+                            num_recent_events: Some(3),
+                            after_timestamp: Some(time(3)),
+                        },
+                        vec![3, 4],
+                    ),
+                ];
+                for (what, window, expected) in windows {
+                    let read = self.ok(store.get_session_with(&key, window).await)?;
+                    let Some(read) = read else {
+                        return Err(self.fail("the session is missing"));
+                    };
+                    let found: Vec<usize> = read
+                        .events
+                        .iter()
+                        .map(|event| {
+                            events
+                                .iter()
+                                .position(|sent| sent.id == event.id)
+                                .unwrap_or(usize::MAX)
+                        })
+                        .collect();
+                    self.expect_eq(what, expected, found)?;
+                }
+                let missing = self.key("u1", "missing");
+                let none = self.ok(store
+                    .get_session_with(&missing, GetSessionConfig::recent(1))
+                    .await)?;
+                self.expect_eq("a missing session", None, none)
+            }
+            "deleting_a_session_deletes_its_events" => {
+                let commit = TurnCommit {
+                    events: sample_events(&key),
+                    ..TurnCommit::default()
+                };
+                self.ok(store.commit_turn(&key, commit).await)?;
+                self.ok(store.delete_session(&key).await)?;
+                self.ok(store.create_session(&key, Map::new()).await)?;
+                let read = self.ok(store
+                    .get_session_with(&key, GetSessionConfig::default())
+                    .await)?;
+                self.expect_eq(
+                    "events of the recreated session",
+                    Some(0),
+                    read.map(|session| session.events.len()),
+                )
+            }
             unknown => Err(self.fail(format!("no such rule: {unknown}"))),
         }
     }
+}
+
+/// Five events as a turn appends them: a user message, a tool call, its result, a model answer
+/// carrying a state delta, and a state-only event; a millisecond and some microseconds apart,
+/// so a store that drops sub-second precision reorders or loses them in a window.
+fn sample_events(key: &SessionKey) -> Vec<SessionEvent> {
+    let base = jiff::Timestamp::from_microsecond(1_760_000_000_123_456)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let at = |index: i64| base + jiff::SignedDuration::from_micros(index * 1_001);
+    let id = |index: i64| format!("{}-event-{index}", key.session);
+    let event = |index: i64, author: &str, content: Option<EventContent>| SessionEvent {
+        id: id(index),
+        invocation_id: if index < 2 {
+            "turn-1".to_owned()
+        } else {
+            "turn-2".to_owned()
+        },
+        author: author.to_owned(),
+        timestamp: at(index),
+        content,
+        state_delta: Map::new(),
+    };
+    let mut answer = event(3, "agent", Some(EventContent::model_text("Sunny, 21 °C")));
+    answer.state_delta =
+        map(json!({"city": "Paris", "user:unit": "C", "app:calls": 1, "gone": null}));
+    vec![
+        event(
+            0,
+            "user",
+            Some(EventContent::user_text("Weather in Paris?")),
+        ),
+        event(
+            1,
+            "agent",
+            Some(EventContent {
+                role: "model".to_owned(),
+                parts: vec![EventPart::FunctionCall {
+                    id: Some("call-1".to_owned()),
+                    name: "weather".to_owned(),
+                    args: map(json!({"city": "Paris"})),
+                }],
+            }),
+        ),
+        event(
+            2,
+            "agent",
+            Some(EventContent {
+                role: "user".to_owned(),
+                parts: vec![EventPart::FunctionResponse {
+                    id: Some("call-1".to_owned()),
+                    name: "weather".to_owned(),
+                    response: map(json!({"result": "sunny, 21"})),
+                }],
+            }),
+        ),
+        answer,
+        event(4, "agent", None),
+    ]
 }

@@ -77,6 +77,9 @@ pub enum SessionStoreError {
     /// The stored data could not be read back (invalid JSON in a state column, for instance).
     #[error("the stored session data is invalid: {0}")]
     InvalidData(String),
+    /// The store keeps no session events, so it cannot answer a read of them.
+    #[error("this session store keeps no session events")]
+    EventsUnsupported,
     /// The store's backend failed.
     #[error("the session store failed: {0}")]
     Backend(#[source] BackendError),

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 
-use super::SessionStoreError;
 use super::store::{
     LoadedTurn, Session, SessionKey, SessionStore, StateCommit, StateWrite, TurnCommit,
     merge_scopes, split_by_scope,
 };
+use super::{GetSessionConfig, SessionEvent, SessionStoreError};
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
@@ -50,6 +50,7 @@ struct StoredSession {
     state: Map<String, Value>,
     last_update_time: Timestamp,
     records: BTreeMap<(RecordScope, String), (u32, Value)>,
+    events: Vec<SessionEvent>,
 }
 
 impl StoredSession {
@@ -58,6 +59,7 @@ impl StoredSession {
             state: Map::new(),
             last_update_time: Timestamp::now(),
             records: BTreeMap::new(),
+            events: Vec::new(),
         }
     }
 }
@@ -77,6 +79,12 @@ impl InMemorySessionStore {
 }
 
 impl Stored {
+    fn session_with(&self, key: &SessionKey, config: GetSessionConfig) -> Option<Session> {
+        let mut session = self.session(key)?;
+        session.events = config.select(&self.sessions.get(key)?.events);
+        Some(session)
+    }
+
     fn session(&self, key: &SessionKey) -> Option<Session> {
         let stored = self.sessions.get(key)?;
         let empty = Map::new();
@@ -89,6 +97,7 @@ impl Stored {
             key: key.clone(),
             state: merge_scopes(app, user, &stored.state),
             last_update_time: stored.last_update_time,
+            events: Vec::new(),
         })
     }
 }
@@ -122,6 +131,14 @@ impl SessionStore for InMemorySessionStore {
 
     async fn get_session(&self, key: &SessionKey) -> Result<Option<Session>, SessionStoreError> {
         Ok(self.lock().session(key))
+    }
+
+    async fn get_session_with(
+        &self,
+        key: &SessionKey,
+        config: GetSessionConfig,
+    ) -> Result<Option<Session>, SessionStoreError> {
+        Ok(self.lock().session_with(key, config))
     }
 
     async fn list_sessions(
@@ -253,6 +270,7 @@ impl SessionStore for InMemorySessionStore {
                 }
             }
         }
+        append_events(&mut session.events, commit.events);
         session.last_update_time = Timestamp::now();
         Ok(())
     }
@@ -311,5 +329,14 @@ impl SessionStore for InMemorySessionStore {
             .collect();
         session.records.extend(copies);
         Ok(())
+    }
+}
+
+/// Appends `new` keeping `events` ordered by timestamp (stable: equal timestamps keep the order
+/// appended), as the database stores read them back.
+fn append_events(events: &mut Vec<SessionEvent>, new: Vec<SessionEvent>) {
+    for event in new {
+        let at = events.partition_point(|stored| stored.timestamp <= event.timestamp);
+        events.insert(at, event);
     }
 }

@@ -16,6 +16,7 @@
 pub mod conformance;
 mod edit;
 mod error;
+mod event;
 mod fork;
 mod key;
 mod memory;
@@ -27,6 +28,8 @@ mod view;
 pub use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 pub use edit::{StateEdit, StateEditError};
 pub use error::{BackendError, SessionStoreError, StateError};
+pub use event::{EventContent, EventPart, GetSessionConfig, SessionEvent};
+pub(crate) use event::{epoch_seconds, from_epoch_seconds};
 pub use fork::{Fork, ForkError, Forked};
 pub use key::{__assert_state_value, StateKey, StateValue};
 pub use memory::InMemorySessionStore;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{Scope, SessionStoreError, StateChange};
+use super::{GetSessionConfig, Scope, SessionEvent, SessionStoreError, StateChange};
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
@@ -53,7 +53,8 @@ impl std::fmt::Display for SessionKey {
 }
 
 /// A session as a store returns it: its key, its merged state (session keys bare, `user:` and
-/// `app:` keys with their prefixes, never `temp:`) and when it last changed.
+/// `app:` keys with their prefixes, never `temp:`), when it last changed, and the events the
+/// read asked for ([`SessionStore::get_session_with`]; none from the other reads).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Session {
     /// Which session.
@@ -62,6 +63,9 @@ pub struct Session {
     pub state: Map<String, Value>,
     /// When the session was created or last committed to.
     pub last_update_time: jiff::Timestamp,
+    /// The events in the window asked for, oldest first; empty from `get_session`,
+    /// `list_sessions` and `create_session`, which read no events.
+    pub events: Vec<SessionEvent>,
 }
 
 /// Everything a turn needs from the store, read once at turn start. Keys are stored without
@@ -153,8 +157,8 @@ pub fn merge_scopes(
     merged
 }
 
-/// What a turn commits, in one atomic write: the state delta by scope (never `temp:`) and the
-/// middleware-state record writes.
+/// What a turn commits, in one atomic write: the state delta by scope (never `temp:`), the
+/// middleware-state record writes and the session events the turn appends.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnCommit {
     /// The thread the turn ran in (for thread-scoped middleware-state records).
@@ -167,6 +171,8 @@ pub struct TurnCommit {
     pub session: Vec<StateWrite>,
     /// Middleware-state record writes, applied in order.
     pub middleware: Vec<MiddlewareStateWrite>,
+    /// The events the turn appends to the session, oldest first.
+    pub events: Vec<SessionEvent>,
 }
 
 impl TurnCommit {
@@ -245,6 +251,7 @@ impl TurnCommit {
             && self.user.is_empty()
             && self.session.is_empty()
             && self.middleware.is_empty()
+            && self.events.is_empty()
     }
 }
 
@@ -300,7 +307,11 @@ type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreErro
 /// - A thread id that fails [`ThreadId::check`] (empty, too long, a control character) is
 ///   refused with [`SessionStoreError::InvalidThreadId`] by `load_turn`, `commit_turn` and
 ///   `copy_thread_records`, before anything is read or written.
-/// - Deleting a session keeps its app and user state.
+/// - A commit's events are appended with its state, in the same all-or-nothing write; a refused
+///   commit appends none. [`get_session_with`](Self::get_session_with) returns them oldest
+///   first (by timestamp, then in the order appended) and applies the window as Google ADK
+///   does: `after_timestamp` inclusive, then the `num_recent_events` most recent.
+/// - Deleting a session keeps its app and user state and deletes its events.
 pub trait SessionStore: Send + Sync + 'static {
     /// Creates a session with `state` (`temp:` keys dropped; `app:`/`user:` keys go to the app's
     /// and user's state) and returns it merged.
@@ -319,6 +330,23 @@ pub trait SessionStore: Send + Sync + 'static {
         &self,
         key: &SessionKey,
     ) -> impl Future<Output = Result<Option<Session>, SessionStoreError>> + Send;
+
+    /// The session with its merged state and the events `config` selects (Google ADK's
+    /// `get_session(config=...)`; [`GetSessionConfig::default`]: every event), or `None`. State
+    /// and events are read together, so the events are the ones that produced that state.
+    ///
+    /// # Errors
+    ///
+    /// The default implementation, for a store that keeps no events, returns
+    /// [`SessionStoreError::EventsUnsupported`].
+    fn get_session_with(
+        &self,
+        key: &SessionKey,
+        config: GetSessionConfig,
+    ) -> impl Future<Output = Result<Option<Session>, SessionStoreError>> + Send {
+        let _ = (key, config);
+        async { Err(SessionStoreError::EventsUnsupported) }
+    }
 
     /// The app's sessions (of one user, or of all when `user` is `None`) with merged state,
     /// ordered by last update time, then user, then id.
@@ -409,6 +437,11 @@ pub trait DynSessionStore: Send + Sync + 'static {
         state: Map<String, Value>,
     ) -> StoreFuture<'a, Session>;
     fn get_session<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, Option<Session>>;
+    fn get_session_with<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        config: GetSessionConfig,
+    ) -> StoreFuture<'a, Option<Session>>;
     fn list_sessions<'a>(
         &'a self,
         app: &'a AppName,
@@ -451,6 +484,13 @@ impl<S: SessionStore> DynSessionStore for S {
     }
     fn get_session<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, Option<Session>> {
         Box::pin(SessionStore::get_session(self, key))
+    }
+    fn get_session_with<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        config: GetSessionConfig,
+    ) -> StoreFuture<'a, Option<Session>> {
+        Box::pin(SessionStore::get_session_with(self, key, config))
     }
     fn list_sessions<'a>(
         &'a self,
@@ -540,6 +580,13 @@ impl SessionStore for SharedSessionStore {
     }
     async fn get_session(&self, key: &SessionKey) -> Result<Option<Session>, SessionStoreError> {
         self.0.get_session(key).await
+    }
+    async fn get_session_with(
+        &self,
+        key: &SessionKey,
+        config: GetSessionConfig,
+    ) -> Result<Option<Session>, SessionStoreError> {
+        self.0.get_session_with(key, config).await
     }
     async fn list_sessions(
         &self,
