@@ -10,6 +10,7 @@
 //! [`TurnOutcome`]; they are never thrown past `run`.
 
 mod builder;
+mod events;
 mod outcome;
 
 use std::collections::HashSet;
@@ -232,7 +233,7 @@ impl TurnRunner {
                 let reply = ctx
                     .completed_with()
                     .and_then(|message| message.content().map(|content| content.render()));
-                self.finish(ctx, reply, true).await;
+                self.finish(ctx, reply, true, None).await;
                 return None;
             }
             ctx.dispatch_started = true;
@@ -265,7 +266,13 @@ impl TurnRunner {
 
             // A dispatch that was aborted gave no answer: `turn_output` still runs, but the
             // turn commits nothing, as a turn that fails or is aborted commits nothing.
-            self.finish(ctx, reply, report.abort_reason.is_none()).await;
+            self.finish(
+                ctx,
+                reply,
+                report.abort_reason.is_none(),
+                Some(&before_dispatch),
+            )
+            .await;
             Some(report)
         }
         .await;
@@ -283,15 +290,22 @@ impl TurnRunner {
     }
 
     /// Runs `turn_output`, then, when it went through and the turn `answered`, saves the output
-    /// key from `reply` and commits the turn's state.
-    async fn finish(&self, ctx: &mut TurnContext, reply: Option<String>, answered: bool) {
+    /// key from `reply` and commits the turn's state and events. `before_dispatch`: the messages
+    /// before the dispatch (`None`: a `turn_input` middleware answered, no dispatch ran).
+    async fn finish(
+        &self,
+        ctx: &mut TurnContext,
+        reply: Option<String>,
+        answered: bool,
+        before_dispatch: Option<&Collection<Message>>,
+    ) {
         let output = in_span!(
             self.parts.turn_output.run(ctx),
             tracing::debug_span!("adk.pipeline", pipeline = "turn_output")
         );
         if self.pipeline_went_through(ctx, output, "turn_output", false) && answered {
             self.save_output(ctx, reply);
-            self.commit_state(ctx).await;
+            self.commit_state(ctx, before_dispatch).await;
         }
     }
 
@@ -383,7 +397,7 @@ impl TurnRunner {
 
     /// Commits the completed turn's state delta, once, atomically. A refusal is reported (an
     /// error event and the outcome); nothing of the delta was stored.
-    async fn commit_state(&self, ctx: &TurnContext) {
+    async fn commit_state(&self, ctx: &TurnContext, before_dispatch: Option<&Collection<Message>>) {
         let Some(store) = &self.parts.session_store else {
             return;
         };
@@ -409,6 +423,17 @@ impl TurnRunner {
         // Committed even when it writes nothing (a turn that wrote only `temp:` keys, or no
         // state): a session exists once a turn ran in it, and its update time says when.
         let key = session_key(storage);
+        let answers: Vec<&Message> = match before_dispatch {
+            Some(before) => ctx
+                .messages
+                .iter()
+                .filter(|message| {
+                    message.role() == Role::Assistant && !before.contains(message.id())
+                })
+                .collect(),
+            None => ctx.completed_with().into_iter().collect(),
+        };
+        commit.events = events::turn_events(ctx, &answers, key.app.as_str(), &commit);
         if let Err(error) = contained(store.commit_turn(&key, commit)).await {
             let code = if error
                 .downcast_ref::<SessionStoreError>()
