@@ -265,3 +265,15 @@ async fn a_short_cut_reply_is_appended_as_the_turns_answer() {
         *json!({"visits": 1}).as_object().unwrap()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_appends_its_events_to_the_postgres_store() {
+    let Some(options) = adk_integration_tests::postgres_database::fresh_options("session_events")
+    else {
+        return;
+    };
+    let store = adk::postgres::PostgresSessionStore::connect_with(options)
+        .await
+        .expect("connects");
+    two_turns_append_their_events(store).await;
+}
