@@ -169,6 +169,7 @@ struct WeatherArgs {
 pub fn weather() -> Result<Tool, BoxError> {
     Ok(Tool::typed::<WeatherArgs>("weather")
         .description("Today's weather in a city.")
+        .read_only()
         .handler(|args: WeatherArgs, _invocation| async move {
             let conditions = ["sunny", "cloudy", "rainy", "windy"];
             let index = args.city.bytes().map(usize::from).sum::<usize>() % conditions.len();
@@ -187,6 +188,7 @@ struct CalculatorArgs {
 pub fn calculator() -> Result<Tool, BoxError> {
     Ok(Tool::typed::<CalculatorArgs>("calculator")
         .description("Evaluates arithmetic with + - * / and parentheses.")
+        .read_only()
         .handler(|args: CalculatorArgs, _invocation| async move {
             let value = evaluate(&args.expression)?; // a `String` error becomes a `ToolError`
             Ok(format!("{} = {value}", args.expression))

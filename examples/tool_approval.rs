@@ -100,6 +100,7 @@ pub async fn run(answer: Answer) -> Result<(String, u32), BoxError> {
     let refunds = Arc::clone(&ledger);
     let refund = adk::primitives::Tool::typed::<Refund>("refund")
         .description("Refunds an order.")
+        .idempotent_by(|args: &Refund| format!("refund-{}", args.order))
         .handler(move |args: Refund, _: ToolInvocation| {
             let refunds = Arc::clone(&refunds);
             async move {

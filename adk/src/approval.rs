@@ -38,6 +38,7 @@
 //! # async fn main() -> Result<(), BoxError> {
 //! let refund = Tool::typed::<Refund>("refund")
 //!     .description("Refunds an amount in euros.")
+//!     .at_most_once()
 //!     .handler(|args: Refund, _| async move { Ok(format!("refunded {} EUR", args.amount)) })
 //!     .build()?;
 //! let runner = TurnRunner::builder()

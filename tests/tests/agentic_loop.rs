@@ -99,6 +99,7 @@ struct ForecastArgs {
 fn forecast() -> Tool {
     Tool::typed::<ForecastArgs>("forecast")
         .description("Tomorrow's weather for a city.")
+        .read_only()
         .handler(|args: ForecastArgs, _invocation| async move {
             let weather = if args.city == "Bergen" {
                 "rain"

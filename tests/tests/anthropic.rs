@@ -306,6 +306,7 @@ const MARS_ERROR: &str = "tool \"weather\": the tool handler failed: no weather 
 fn weather() -> Tool {
     Tool::typed::<WeatherArgs>("weather")
         .description("Today's weather in a city.")
+        .read_only()
         .handler(|args: WeatherArgs, _invocation| async move {
             if args.city == "Mars" {
                 return Err(ToolError::new(format!(

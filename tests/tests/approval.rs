@@ -29,6 +29,7 @@ fn refund_tool(log: &Log) -> Tool {
     let log = Arc::clone(log);
     Tool::typed::<Refund>("refund")
         .description("Refunds an amount.")
+        .at_most_once()
         .handler(move |args: Refund, _| {
             let log = Arc::clone(&log);
             async move {

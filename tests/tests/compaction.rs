@@ -37,6 +37,7 @@ struct WeatherArgs {
 fn weather() -> Tool {
     Tool::typed::<WeatherArgs>("weather")
         .description("Today's weather.")
+        .read_only()
         .handler(|args: WeatherArgs, _invocation| async move {
             Ok(format!(
                 "{} is rainy today, with a cold wind from the north",

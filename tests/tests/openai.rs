@@ -312,6 +312,7 @@ struct ForecastArgs {
 fn forecast() -> Tool {
     Tool::typed::<ForecastArgs>("forecast")
         .description("Tomorrow's weather for a city.")
+        .read_only()
         .handler(|args: ForecastArgs, _invocation| async move {
             let weather = if args.city == "Bergen" {
                 "rain"
@@ -1391,6 +1392,7 @@ fn sleeper() -> Tool {
     }
     Tool::typed::<SleepArgs>("sleep")
         .description("Sleeps, then answers.")
+        .read_only()
         .handler(|args: SleepArgs, _invocation| async move {
             tokio::time::sleep(Duration::from_millis(args.millis)).await;
             Ok(format!("{} done", args.label))
@@ -1542,6 +1544,7 @@ async fn user_attachments_and_media_tool_results_are_sent_as_content_parts() {
         .unwrap();
     let chart = Tool::typed::<ForecastArgs>("chart")
         .description("Draws tomorrow's weather.")
+        .read_only()
         .handler(|_args: ForecastArgs, _invocation| async move {
             let chart = Media::tool_generated(
                 MediaKind::Image,
@@ -1613,6 +1616,7 @@ async fn an_artifact_tool_result_is_sent_as_its_text() {
 
     let log = Tool::typed::<ForecastArgs>("station_log")
         .description("The weather station's log for a city.")
+        .read_only()
         .handler(|args: ForecastArgs, _invocation| async move {
             let text = format!("{}: 06:00 rain\n{}: 12:00 sun", args.city, args.city);
             Ok(adk::primitives::ToolOutput::Artifact(SpooledArtifact::new(

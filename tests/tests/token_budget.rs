@@ -143,6 +143,7 @@ struct ForecastArgs {
 fn forecast() -> Tool {
     Tool::typed::<ForecastArgs>("forecast")
         .description("Tomorrow's weather.")
+        .read_only()
         .handler(
             |args: ForecastArgs, _invocation| async move { Ok(format!("{}: sunny", args.city)) },
         )

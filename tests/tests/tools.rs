@@ -512,6 +512,7 @@ struct ForecastArgs {
 fn typed_forecast() -> Tool {
     Tool::typed::<ForecastArgs>("forecast")
         .description("Weather forecast for a city.")
+        .read_only()
         .handler(|args: ForecastArgs, _invocation| async move {
             Ok(format!("{}: sunny for {} days", args.city, args.days))
         })

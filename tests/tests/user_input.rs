@@ -212,6 +212,7 @@ struct Lookup {
 fn dictionary() -> Tool {
     Tool::typed::<Lookup>("dictionary")
         .description("Defines a word.")
+        .read_only()
         .handler(|args: Lookup, _invocation| async move {
             let known = ["adk"].contains(&args.word.as_str()).then_some(());
             known.ok_or(format!("no entry for {:?}", args.word))?;

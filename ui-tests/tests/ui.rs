@@ -65,3 +65,10 @@ fn agent() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("agent/fail/*.rs");
 }
+
+#[test]
+fn tool_effects() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("tool_effect/pass/*.rs");
+    cases.compile_fail("tool_effect/fail/*.rs");
+}

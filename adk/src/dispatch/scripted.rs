@@ -131,6 +131,7 @@ impl ScriptedModel {
     ///
     /// let dictionary = Tool::typed::<Lookup>("dictionary")
     ///     .description("Defines a word.")
+    ///     .read_only()
     ///     .handler(|args: Lookup, _invocation| async move {
     ///         match args.word.as_str() {
     ///             "adk" => Ok("an agent development kit".to_owned()),
@@ -181,6 +182,7 @@ impl ScriptedModel {
     ///
     /// let orders = Tool::typed::<Order>("order_status")
     ///     .description("Where an order is.")
+    ///     .read_only()
     ///     .handler(|order: Order, _| async move {
     ///         Ok(if order.id == 7 { "shipped".to_owned() } else { "unknown".to_owned() })
     ///     })

@@ -8,7 +8,8 @@ use serde_json::{Map, Value, json};
 use super::McpError;
 use super::config::is_name;
 use crate::primitives::{
-    Media, MediaKind, SpooledArtifact, Tool, ToolHandler, ToolInvocation, ToolOutput, TrustTier,
+    Media, MediaKind, SpooledArtifact, Tool, ToolEffect, ToolHandler, ToolInvocation, ToolOutput,
+    TrustTier,
 };
 
 /// The longest tool name models accept (OpenAI's limit; Anthropic's is the same).
@@ -68,6 +69,22 @@ impl McpToolInfo {
     /// Whether the tool may change its environment (not read-only).
     pub fn side_effecting(&self) -> bool {
         !self.read_only
+    }
+
+    /// The adk effect the annotations map to: `readOnlyHint: true` is
+    /// [read-only](ToolEffect::read_only); `idempotentHint: true` is
+    /// [idempotent on its arguments](ToolEffect::idempotent_on_arguments) (MCP defines it as
+    /// "calling it again with the same arguments has no further effect"); anything else, or no
+    /// annotations, is [at-most-once](ToolEffect::at_most_once). The MCP tools adk offers
+    /// carry this effect.
+    pub fn effect(&self) -> ToolEffect {
+        if self.read_only {
+            ToolEffect::read_only()
+        } else if self.idempotent {
+            ToolEffect::idempotent_on_arguments()
+        } else {
+            ToolEffect::at_most_once()
+        }
     }
 }
 
@@ -129,6 +146,7 @@ pub(super) fn adk_tool(
         .description(description)
         .input_schema(Value::Object((*listed.input_schema).clone()))
         .meta(meta)
+        .effect(info.effect())
         .with_stored_handler(handler)
         .build()
         .map_err(|error| invalid(error.to_string()))
@@ -416,6 +434,39 @@ mod tests {
         ));
         let info = McpToolInfo::of(&adk_tool("s", None, &annotated, handler()).unwrap()).unwrap();
         assert!(info.side_effecting() && !info.destructive && info.idempotent);
+    }
+
+    #[test]
+    fn the_annotations_become_the_tools_effect() {
+        use crate::primitives::EffectKind;
+        let hinted = |read_only: Option<bool>, idempotent: Option<bool>| {
+            let mut listed = listed("t", object());
+            listed.annotations = Some(ToolAnnotations::from_raw(
+                None, read_only, None, idempotent, None,
+            ));
+            adk_tool("s", None, &listed, handler())
+                .unwrap()
+                .effect()
+                .kind()
+        };
+        let unannotated = adk_tool("s", None, &listed("t", object()), handler()).unwrap();
+        assert_eq!(unannotated.effect().kind(), EffectKind::AtMostOnce);
+        assert_eq!(hinted(Some(true), None), EffectKind::ReadOnly);
+        assert_eq!(hinted(Some(false), Some(true)), EffectKind::Idempotent);
+        assert_eq!(hinted(Some(false), Some(false)), EffectKind::AtMostOnce);
+        let idempotent = {
+            let mut listed = listed("t", object());
+            listed.annotations = Some(ToolAnnotations::from_raw(
+                None,
+                None,
+                None,
+                Some(true),
+                None,
+            ));
+            adk_tool("s", None, &listed, handler()).unwrap()
+        };
+        let key = |args| idempotent.effect().key("t", "c", &args).unwrap();
+        assert_eq!(key(json!({"a": 1, "b": 2})), key(json!({"b": 2, "a": 1})));
     }
 
     fn result(content: Vec<ContentBlock>) -> CallToolResult {

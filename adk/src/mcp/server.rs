@@ -47,6 +47,7 @@ use crate::storage::{NoopStorage, SharedStorage, StorageContext};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let add = Tool::typed::<Add>("add")
 ///     .description("Adds two integers.")
+///     .read_only()
 ///     .handler(|args: Add, _| async move { Ok((args.a + args.b).to_string()) })
 ///     .build()?;
 /// // Claude Desktop, an IDE or another agent starts this program and talks on stdin/stdout.

@@ -40,6 +40,7 @@ mod thought;
 mod tool;
 mod tool_arguments;
 mod tool_call;
+mod tool_effect;
 mod tool_invocation;
 mod tool_registry;
 
@@ -61,6 +62,9 @@ pub use tool_arguments::{
     ArgumentViolation, ENUM_LISTING_CHARS, ENUM_VALUES_LISTED, InvalidToolArgs,
 };
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
+pub use tool_effect::{
+    Declared, EffectDeclared, EffectKeyError, EffectKind, ToolEffect, Undeclared,
+};
 pub use tool_invocation::{HandlerFailed, ToolError, ToolHandler, ToolInvocation, ToolOutput};
 pub(crate) use tool_invocation::{
     InvocationGates, InvocationState, InvocationStorage, TurnGates, TurnState, TurnStorage,

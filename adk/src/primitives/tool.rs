@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::Checker;
 use super::tool_arguments::{ArgumentCheck, InvalidToolArgs};
+use super::tool_effect::{Declared, EffectDeclared, KeyFunction, ToolEffect, Undeclared};
 use super::tool_invocation::{
     CarriedContext, CarriedStorage, ToolError, ToolHandler, ToolInvocation, ToolOutput,
 };
@@ -33,6 +34,7 @@ struct ToolParts {
     ephemeral: bool,
     trusted: bool,
     on_collision: CollisionPolicy,
+    effect: ToolEffect,
     handler: ToolHandler,
 }
 
@@ -99,6 +101,7 @@ impl Tool {
     ///
     /// let forecast = Tool::typed::<ForecastArgs>("forecast")
     ///     .description("Weather forecast for a city.")
+    ///     .read_only()
     ///     .handler(|args: ForecastArgs, _invocation| async move {
     ///         Ok(format!("{}: sunny for {} days", args.city, args.days.unwrap_or(1)))
     ///     })
@@ -109,7 +112,9 @@ impl Tool {
     /// assert!(forecast.validate(json!({"city": 7})).is_err());
     /// # Ok::<(), adk::primitives::PrimitiveError>(())
     /// ```
-    pub fn typed<Arguments>(name: impl Into<String>) -> ToolBuilder<(), Typed<Arguments>>
+    pub fn typed<Arguments>(
+        name: impl Into<String>,
+    ) -> ToolBuilder<(), Typed<Arguments>, Undeclared>
     where
         Arguments: DeserializeOwned + schemars::JsonSchema + 'static,
     {
@@ -129,11 +134,26 @@ impl Tool {
 
     /// Runs the handler. Arguments are passed as given: call [`validate`](Self::validate)
     /// first, or let a dispatch's `execute_tool` do both.
+    ///
+    /// For an idempotent tool, the invocation is given the call's
+    /// [idempotency key](ToolInvocation::idempotency_key) first (unless it carries one); when
+    /// no key can be derived (a typed tool's arguments do not deserialize), the call fails
+    /// with that error and the handler does not run.
     pub fn call(
         &self,
         args: Value,
-        invocation: ToolInvocation,
+        mut invocation: ToolInvocation,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        if invocation.idempotency_key.is_none() {
+            match self
+                .parts
+                .effect
+                .key(&self.parts.name, invocation.call_id(), &args)
+            {
+                Ok(key) => invocation.idempotency_key = key.map(Arc::from),
+                Err(error) => return Box::pin(async move { Err(ToolError::from(error)) }),
+            }
+        }
         (self.parts.handler)(args, invocation)
     }
 
@@ -158,6 +178,7 @@ impl Tool {
             tool_name: Arc::from(self.parts.name.as_str()),
             call_id: Arc::from(call_id),
             checksum: Some(Arc::from(checksum)),
+            idempotency_key: None,
             meta: Arc::clone(&self.parts.meta),
             dispatch: Some((Arc::from(dispatch_id), iteration)),
             storage,
@@ -204,6 +225,11 @@ impl Tool {
         self.parts.on_collision
     }
 
+    /// What running it does outside the process (see [`ToolEffect`]).
+    pub fn effect(&self) -> &ToolEffect {
+        &self.parts.effect
+    }
+
     /// The handler.
     pub fn handler(&self) -> &ToolHandler {
         &self.parts.handler
@@ -242,6 +268,7 @@ impl fmt::Debug for Tool {
             .field("ephemeral", &self.parts.ephemeral)
             .field("trusted", &self.parts.trusted)
             .field("on_collision", &self.parts.on_collision)
+            .field("effect", &self.parts.effect)
             .finish_non_exhaustive()
     }
 }
@@ -263,9 +290,14 @@ impl<Arguments> fmt::Debug for Typed<Arguments> {
 /// Builds a [`Tool`]. `Handler` is `()` until [`handler`](Self::handler) is called, and only
 /// then does [`build`](ToolBuilder::build) exist. `Arguments` is [`Untyped`] (JSON arguments,
 /// any schema through [`input_schema`](Self::input_schema)) or [`Typed`] (a struct whose
-/// derived schema cannot be replaced).
+/// derived schema cannot be replaced). `Effect` is [`Undeclared`] until the tool's
+/// [`ToolEffect`] is declared ([`read_only`](Self::read_only),
+/// [`idempotent_by`](Self::idempotent_by), [`idempotent_on_arguments`](Self::idempotent_on_arguments),
+/// [`idempotent_per_call`](Self::idempotent_per_call), [`at_most_once`](Self::at_most_once)),
+/// then [`Declared`]: a typed tool builds only once declared; an untyped one that declares
+/// nothing is at-most-once.
 #[must_use = "a tool builder does nothing until `build` is called"]
-pub struct ToolBuilder<Handler = (), Arguments = Untyped> {
+pub struct ToolBuilder<Handler = (), Arguments = Untyped, Effect = Undeclared> {
     name: String,
     description: String,
     input_schema: Value,
@@ -273,11 +305,13 @@ pub struct ToolBuilder<Handler = (), Arguments = Untyped> {
     ephemeral: bool,
     trusted: bool,
     on_collision: CollisionPolicy,
+    effect: Option<ToolEffect>,
     handler: Handler,
     arguments: PhantomData<Arguments>,
+    declared: PhantomData<Effect>,
 }
 
-impl<Arguments> ToolBuilder<(), Arguments> {
+impl<Arguments> ToolBuilder<(), Arguments, Undeclared> {
     fn start(name: String, input_schema: Value) -> Self {
         Self {
             name,
@@ -287,13 +321,15 @@ impl<Arguments> ToolBuilder<(), Arguments> {
             ephemeral: false,
             trusted: false,
             on_collision: CollisionPolicy::Fail,
+            effect: None,
             handler: (),
             arguments: PhantomData,
+            declared: PhantomData,
         }
     }
 }
 
-impl<Handler, Arguments> ToolBuilder<Handler, Arguments> {
+impl<Handler, Arguments, Effect> ToolBuilder<Handler, Arguments, Effect> {
     /// What the tool does, for the model (required, non-empty).
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = description.into();
@@ -326,7 +362,41 @@ impl<Handler, Arguments> ToolBuilder<Handler, Arguments> {
         self
     }
 
-    fn with_handler<Stored>(self, handler: Stored) -> ToolBuilder<Stored, Arguments> {
+    /// Declares the tool's effect as a value (see [`ToolEffect`]); the named methods
+    /// ([`read_only`](Self::read_only)…) read better where the effect is fixed.
+    pub fn effect(self, effect: ToolEffect) -> ToolBuilder<Handler, Arguments, Declared> {
+        self.rebuild(self_handler, Some(effect))
+    }
+
+    /// The tool changes nothing outside the process: it may run any number of times, and a
+    /// dispatch records nothing for it.
+    pub fn read_only(self) -> ToolBuilder<Handler, Arguments, Declared> {
+        self.effect(ToolEffect::read_only())
+    }
+
+    /// Running the tool twice may do its thing twice: it runs at most once per call, and when
+    /// it is not known whether a call ran, it is not run again (see [`ToolEffect`]).
+    pub fn at_most_once(self) -> ToolBuilder<Handler, Arguments, Declared> {
+        self.effect(ToolEffect::at_most_once())
+    }
+
+    /// Idempotent under the checksum of the tool's name and arguments: calling it again with
+    /// the same arguments has no further effect.
+    pub fn idempotent_on_arguments(self) -> ToolBuilder<Handler, Arguments, Declared> {
+        self.effect(ToolEffect::idempotent_on_arguments())
+    }
+
+    /// Idempotent under the key the caller gives, the call's id: the handler reads it from
+    /// [`ToolInvocation::idempotency_key`] and passes it to the system it changes.
+    pub fn idempotent_per_call(self) -> ToolBuilder<Handler, Arguments, Declared> {
+        self.effect(ToolEffect::idempotent_per_call())
+    }
+
+    fn rebuild<Stored, State>(
+        self,
+        handler: impl FnOnce(Handler) -> Stored,
+        effect: Option<ToolEffect>,
+    ) -> ToolBuilder<Stored, Arguments, State> {
         ToolBuilder {
             name: self.name,
             description: self.description,
@@ -335,13 +405,23 @@ impl<Handler, Arguments> ToolBuilder<Handler, Arguments> {
             ephemeral: self.ephemeral,
             trusted: self.trusted,
             on_collision: self.on_collision,
-            handler,
+            effect: effect.or(self.effect),
+            handler: handler(self.handler),
             arguments: PhantomData,
+            declared: PhantomData,
         }
+    }
+
+    fn with_handler<Stored>(self, handler: Stored) -> ToolBuilder<Stored, Arguments, Effect> {
+        self.rebuild(|_| handler, None)
     }
 }
 
-impl<Handler> ToolBuilder<Handler, Untyped> {
+fn self_handler<Handler>(handler: Handler) -> Handler {
+    handler
+}
+
+impl<Handler, Effect> ToolBuilder<Handler, Untyped, Effect> {
     /// The JSON Schema of the arguments: an object schema (`"type": "object"`). Defaults to
     /// `{"type": "object"}`.
     pub fn input_schema(mut self, input_schema: Value) -> Self {
@@ -358,7 +438,7 @@ impl<Handler> ToolBuilder<Handler, Untyped> {
     pub fn handler<Function, Output, Returned>(
         self,
         handler: Function,
-    ) -> ToolBuilder<ToolHandler, Untyped>
+    ) -> ToolBuilder<ToolHandler, Untyped, Effect>
     where
         Function: Fn(Value, ToolInvocation) -> Output + Send + Sync + 'static,
         Output: Future<Output = Result<Returned, ToolError>> + Send + 'static,
@@ -372,21 +452,80 @@ impl<Handler> ToolBuilder<Handler, Untyped> {
     }
 
     /// Uses an already-stored handler, e.g. one taken from another tool.
-    pub fn with_stored_handler(self, handler: ToolHandler) -> ToolBuilder<ToolHandler, Untyped> {
+    pub fn with_stored_handler(
+        self,
+        handler: ToolHandler,
+    ) -> ToolBuilder<ToolHandler, Untyped, Effect> {
         self.with_handler(handler)
+    }
+
+    /// Idempotent under the key `key` derives from the arguments (as JSON): calling the tool
+    /// again under the same key has no further effect. The handler reads the key from
+    /// [`ToolInvocation::idempotency_key`].
+    pub fn idempotent_by<Function, Key>(
+        self,
+        key: Function,
+    ) -> ToolBuilder<Handler, Untyped, Declared>
+    where
+        Function: Fn(&Value) -> Key + Send + Sync + 'static,
+        Key: Into<String>,
+    {
+        self.effect(ToolEffect::idempotent_by_json(key))
     }
 }
 
-impl<Handler, Arguments> ToolBuilder<Handler, Typed<Arguments>>
+impl<Handler, Arguments, Effect> ToolBuilder<Handler, Typed<Arguments>, Effect>
 where
     Arguments: DeserializeOwned + 'static,
 {
+    /// Idempotent under the key `key` derives from the typed arguments: calling the tool again
+    /// under the same key has no further effect. The closure takes `&Arguments`, the tool's own
+    /// argument type (any other does not compile); the handler reads the key from
+    /// [`ToolInvocation::idempotency_key`].
+    ///
+    /// ```
+    /// use adk::primitives::{EffectKind, Tool};
+    /// use serde::Deserialize;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize, schemars::JsonSchema)]
+    /// struct Refund { order: String, cents: u64 }
+    ///
+    /// let refund = Tool::typed::<Refund>("refund")
+    ///     .description("Refunds an order.")
+    ///     .idempotent_by(|args: &Refund| format!("refund-{}", args.order))
+    ///     .handler(|args: Refund, invocation| async move {
+    ///         let key = invocation.idempotency_key().unwrap_or_default().to_owned();
+    ///         Ok(format!("refunded {} cents (key {key})", args.cents))
+    ///     })
+    ///     .build()?;
+    /// assert_eq!(refund.effect().kind(), EffectKind::Idempotent);
+    /// let key = refund.effect().key("refund", "c1", &json!({"order": "A7", "cents": 5}))?;
+    /// assert_eq!(key.as_deref(), Some("refund-A7"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn idempotent_by<Function, Key>(
+        self,
+        key: Function,
+    ) -> ToolBuilder<Handler, Typed<Arguments>, Declared>
+    where
+        Function: Fn(&Arguments) -> Key + Send + Sync + 'static,
+        Key: Into<String>,
+    {
+        let function: KeyFunction = Arc::new(move |args: &Value| {
+            <Arguments as serde::Deserialize>::deserialize(args)
+                .map(|arguments| key(&arguments).into())
+                .map_err(|error| error.to_string())
+        });
+        self.effect(ToolEffect::idempotent_by_function(function))
+    }
+
     /// The async function run for each call, given the arguments deserialized into
     /// `Arguments`. It may return anything convertible into a [`ToolOutput`].
     pub fn handler<Function, Output, Returned>(
         self,
         handler: Function,
-    ) -> ToolBuilder<ToolHandler, Typed<Arguments>>
+    ) -> ToolBuilder<ToolHandler, Typed<Arguments>, Effect>
     where
         Function: Fn(Arguments, ToolInvocation) -> Output + Send + Sync + 'static,
         Output: Future<Output = Result<Returned, ToolError>> + Send + 'static,
@@ -415,7 +554,7 @@ where
     }
 }
 
-impl<Arguments> ToolBuilder<ToolHandler, Arguments> {
+impl<Arguments, Effect> ToolBuilder<ToolHandler, Arguments, Effect> {
     /// Checks the tool and compiles its schema; `arguments` adds the typed tools' decode check.
     fn build_checked(
         self,
@@ -451,27 +590,38 @@ impl<Arguments> ToolBuilder<ToolHandler, Arguments> {
                 ephemeral: self.ephemeral,
                 trusted: self.trusted,
                 on_collision: self.on_collision,
+                effect: self.effect.unwrap_or_else(ToolEffect::at_most_once),
                 handler: self.handler,
             }),
         })
     }
 }
 
-impl ToolBuilder<ToolHandler, Untyped> {
+impl<Effect> ToolBuilder<ToolHandler, Untyped, Effect> {
     /// Checks the tool (name and description non-empty, input schema an object schema that
     /// compiles) and compiles its argument validator. The error names the tool and the field.
+    ///
+    /// An untyped tool that declared no effect is [at-most-once](ToolEffect::at_most_once):
+    /// its arguments are opaque JSON, so nothing says running it twice is harmless, and
+    /// at-most-once is the effect that never repeats a side effect.
     pub fn build(self) -> Result<Tool, PrimitiveError> {
         self.build_checked(|arguments| arguments)
     }
 }
 
-impl<Arguments> ToolBuilder<ToolHandler, Typed<Arguments>>
+impl<Arguments, Effect> ToolBuilder<ToolHandler, Typed<Arguments>, Effect>
 where
     Arguments: DeserializeOwned,
 {
     /// Checks the tool (name and description non-empty, the derived schema an object schema)
     /// and compiles its argument checks. The error names the tool and the field.
-    pub fn build(self) -> Result<Tool, PrimitiveError> {
+    ///
+    /// It compiles only once the tool's effect is declared ([`EffectDeclared`]): a typed tool
+    /// says what running it does.
+    pub fn build(self) -> Result<Tool, PrimitiveError>
+    where
+        Effect: EffectDeclared,
+    {
         self.build_checked(ArgumentCheck::decoding::<Arguments>)
     }
 }
@@ -603,6 +753,7 @@ mod tests {
     fn typed_tool() -> Tool {
         Tool::typed::<Coordinates>("locate")
             .description("d")
+            .read_only()
             .handler(|coordinates: Coordinates, _| async move {
                 Ok(format!(
                     "{:.1},{:.1}",
@@ -646,6 +797,7 @@ mod tests {
     fn nested_argument_types_are_validated_through_their_local_references() {
         let tool = Tool::typed::<Trip>("trip")
             .description("d")
+            .read_only()
             .handler(|_: Trip, _| async { Ok("ok") })
             .build()
             .unwrap();
@@ -684,6 +836,7 @@ mod tests {
     async fn typed_arguments_that_pass_the_schema_but_do_not_deserialize_are_invalid() {
         let tool = Tool::typed::<Even>("even")
             .description("d")
+            .read_only()
             .handler(|even: Even, _| async move { Ok(even.value.to_string()) })
             .build()
             .unwrap();

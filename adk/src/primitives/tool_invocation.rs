@@ -46,6 +46,7 @@ pub struct ToolInvocation {
     pub(super) tool_name: Arc<str>,
     pub(super) call_id: Arc<str>,
     pub(super) checksum: Option<Arc<str>>,
+    pub(super) idempotency_key: Option<Arc<str>>,
     pub(super) meta: Arc<Map<String, Value>>,
     pub(super) dispatch: Option<(Arc<str>, u32)>,
     pub(crate) storage: CarriedStorage,
@@ -131,6 +132,7 @@ impl ToolInvocation {
             tool_name: Arc::from(tool_name.into()),
             call_id: Arc::from(call_id.into()),
             checksum: None,
+            idempotency_key: None,
             meta: Arc::new(Map::new()),
             dispatch: None,
             storage,
@@ -160,6 +162,22 @@ impl ToolInvocation {
     /// `call_id` of its execution events; `None` outside a dispatch.
     pub fn checksum(&self) -> Option<&str> {
         self.checksum.as_deref()
+    }
+
+    /// The key an [idempotent](super::ToolEffect) tool passes to the system it changes, so
+    /// that running the same call again has no further effect: derived from the arguments (or
+    /// the call id) by the tool's effect when [`Tool::call`](super::Tool::call) runs the
+    /// handler. `None` for a read-only or at-most-once tool.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
+
+    /// The same invocation carrying `key` as its [idempotency key](Self::idempotency_key)
+    /// (a key set here is kept: [`Tool::call`](super::Tool::call) derives one only when none
+    /// is set).
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(Arc::from(key.into()));
+        self
     }
 
     /// The tool's `meta`, as configured when it was built.

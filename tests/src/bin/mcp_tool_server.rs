@@ -31,10 +31,12 @@ struct Forecast {
 fn registry() -> Result<ToolRegistry, Box<dyn std::error::Error>> {
     let add = Tool::typed::<Add>("add")
         .description("Adds two integers.")
+        .read_only()
         .handler(|args: Add, _| async move { Ok((args.a + args.b).to_string()) })
         .build()?;
     let forecast = Tool::typed::<Forecast>("forecast")
         .description("Weather forecast for a city.")
+        .read_only()
         .handler(|args: Forecast, _| async move {
             Ok(format!(
                 "{}: sunny for {} days",

@@ -56,6 +56,7 @@ struct WeatherArgs {
 fn weather() -> Tool {
     Tool::typed::<WeatherArgs>("weather")
         .description("Today's weather in a city.")
+        .read_only()
         .handler(|args: WeatherArgs, _invocation| async move {
             Ok(format!("{}: 4 °C, light snow", args.city))
         })
@@ -72,6 +73,7 @@ struct CalculatorArgs {
 fn calculator() -> Tool {
     Tool::typed::<CalculatorArgs>("calculator")
         .description("Evaluates arithmetic.")
+        .read_only()
         .handler(|args: CalculatorArgs, _invocation| async move {
             match args.expression.as_str() {
                 "12 * (3 + 4)" => Ok(format!("{} = 84", args.expression)),
