@@ -71,6 +71,7 @@
 
 mod blob;
 mod error;
+mod lineage;
 mod options;
 mod records;
 mod schema;
@@ -188,7 +189,7 @@ impl PostgresStorage {
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 3);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 4);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {

@@ -12,9 +12,9 @@ use tokio_postgres::types::{Json, ToSql};
 
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
-    GetSessionConfig, LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope,
-    Session, SessionKey, SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit,
-    merge_scopes, split_by_scope,
+    ForkPoint, ForkRecord, GetSessionConfig, LoadedTurn, MiddlewareStateRecord,
+    MiddlewareStateWrite, RecordScope, Session, SessionKey, SessionStore, SessionStoreError,
+    StateCommit, StateWrite, TurnCommit, merge_scopes, split_by_scope,
 };
 
 use super::error::{PostgresError, failed, unavailable};
@@ -533,16 +533,18 @@ impl SessionStore for PostgresSessionStore {
 
     async fn delete_session(&self, key: &SessionKey) -> Result<(), SessionStoreError> {
         let operation = "deleting a session";
-        let client = self.client(operation).await?;
+        let mut client = self.client(operation).await?;
+        let transaction = client.transaction().await.map_err(db(operation))?;
         // Its events and middleware-state records go with it (ON DELETE CASCADE).
         execute(
-            &client,
+            &transaction,
             "DELETE FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3",
             &[&key.app.as_str(), &key.user.as_str(), &key.session.as_str()],
             operation,
         )
         .await?;
-        Ok(())
+        super::lineage::delete(&transaction, key).await?;
+        transaction.commit().await.map_err(db(operation))
     }
 
     async fn app_state(&self, app: &AppName) -> Result<Map<String, Value>, SessionStoreError> {
@@ -779,6 +781,23 @@ impl SessionStore for PostgresSessionStore {
             .await?;
         }
         transaction.commit().await.map_err(db(operation))
+    }
+
+    async fn record_fork(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+        point: ForkPoint,
+    ) -> Result<ForkRecord, SessionStoreError> {
+        thread.check()?;
+        point.thread.check()?;
+        let mut client = self.client("recording a fork").await?;
+        super::lineage::record(&mut client, key, thread, point).await
+    }
+
+    async fn forks(&self, key: &SessionKey) -> Result<Vec<ForkRecord>, SessionStoreError> {
+        let client = self.client("reading fork records").await?;
+        super::lineage::all(&client, key).await
     }
 
     async fn copy_thread_records(

@@ -103,6 +103,7 @@
 mod adk_json;
 mod blob;
 mod error;
+mod lineage;
 mod owner;
 mod records;
 mod schema;

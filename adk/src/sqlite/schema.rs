@@ -159,13 +159,14 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection, StorageError> {
 // The tables `SqliteSessionStore` creates. A file it opened first (its schema has no
 // `user_version`) may be shared with the storage, so these are adk's own when the store's marker
 // table `adk_rs_middleware_state` is among them.
-const SESSION_STORE_TABLES: [&str; 6] = [
+const SESSION_STORE_TABLES: [&str; 7] = [
     "adk_internal_metadata",
     "app_states",
     "user_states",
     "sessions",
     "events",
     "adk_rs_middleware_state",
+    "adk_rs_thread_forks",
 ];
 
 /// Refuses, with read-only queries only, a file this code must not write: one whose schema is

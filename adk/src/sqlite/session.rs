@@ -13,9 +13,9 @@ use super::session_events::{TimeColumns, insert_events, read_events, read_time};
 use super::worker::Worker;
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
-    GetSessionConfig, LoadedTurn, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope,
-    Session, SessionKey, SessionStore, SessionStoreError, StateCommit, StateWrite, TurnCommit,
-    merge_scopes, split_by_scope,
+    ForkPoint, ForkRecord, GetSessionConfig, LoadedTurn, MiddlewareStateRecord,
+    MiddlewareStateWrite, RecordScope, Session, SessionKey, SessionStore, SessionStoreError,
+    StateCommit, StateWrite, TurnCommit, merge_scopes, split_by_scope,
 };
 use crate::storage::StorageError;
 
@@ -92,6 +92,9 @@ fn prepare(connection: &mut Connection) -> Result<(), StorageError> {
     connection
         .execute_batch(ADK_RS_SCHEMA)
         .map_err(|error| StorageError::backend(format!("creating adk's tables: {error}")))?;
+    connection
+        .execute_batch(super::lineage::FORKS_TABLE)
+        .map_err(|error| StorageError::backend(format!("creating the lineage table: {error}")))?;
     if times == TimeColumns::Real {
         // A `SqliteSessionService` file: its tables are used as google-adk made them.
         return Ok(());
@@ -485,13 +488,16 @@ impl SessionStore for SqliteSessionStore {
     async fn delete_session(&self, key: &SessionKey) -> Result<(), SessionStoreError> {
         let key = key.clone();
         self.call(move |connection| {
-            connection
-                .execute(
-                    "DELETE FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
-                    [key.app.as_str(), key.user.as_str(), key.session.as_str()],
-                )
-                .map_err(db("deleting a session"))?;
-            Ok(())
+            let tx = connection
+                .transaction()
+                .map_err(db("starting to delete a session"))?;
+            tx.execute(
+                "DELETE FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND id = ?3",
+                [key.app.as_str(), key.user.as_str(), key.session.as_str()],
+            )
+            .map_err(db("deleting a session"))?;
+            super::lineage::delete(&tx, &key)?;
+            tx.commit().map_err(db("deleting a session"))
         })
         .await
     }
@@ -699,6 +705,25 @@ impl SessionStore for SqliteSessionStore {
             tx.commit().map_err(db("committing state"))
         })
         .await
+    }
+
+    async fn record_fork(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+        point: ForkPoint,
+    ) -> Result<ForkRecord, SessionStoreError> {
+        thread.check()?;
+        point.thread.check()?;
+        let (key, thread) = (key.clone(), thread.clone());
+        self.call(move |connection| super::lineage::record(connection, &key, &thread, point))
+            .await
+    }
+
+    async fn forks(&self, key: &SessionKey) -> Result<Vec<ForkRecord>, SessionStoreError> {
+        let key = key.clone();
+        self.call(move |connection| super::lineage::all(connection, &key))
+            .await
     }
 
     async fn copy_thread_records(

@@ -67,6 +67,12 @@ pub enum SessionStoreError {
     /// A thread id was empty or malformed; nothing was read or written.
     #[error("{0}")]
     InvalidThreadId(#[from] crate::ids::InvalidThreadId),
+    /// A fork of this thread is already recorded; a fork starts a new thread.
+    #[error("thread `{thread}` already has a fork record; fork into a new thread id")]
+    ThreadAlreadyForked {
+        /// The thread.
+        thread: crate::ids::ThreadId,
+    },
     /// The store does not implement this operation (a store written before it existed keeps
     /// the trait's default). The crate's stores implement every operation.
     #[error("this session store does not support `{operation}`")]

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{SessionKey, SessionStore, SessionStoreError, TurnCommit};
+use super::{ForkPoint, ForkRecord, SessionKey, SessionStore, SessionStoreError, TurnCommit};
 use crate::error::BoxError;
 use crate::ids::ThreadId;
 use crate::middleware_state::{
@@ -73,10 +73,13 @@ pub struct Forked {
     pub records_copied: usize,
     /// Source records the hook's states could not read (copied unchanged).
     pub mismatches: Vec<Mismatch>,
+    /// The lineage recorded for the new thread: its source thread and message, and its
+    /// sibling index (see [`SessionStore::thread_lineage`]).
+    pub fork: ForkRecord,
 }
 
-/// Why a fork did not happen. Only [`ForkError::CopyMessages`] and [`ForkError::Commit`] come
-/// after something was written.
+/// Why a fork did not happen. Only [`ForkError::CopyMessages`], [`ForkError::Commit`] and
+/// [`ForkError::Lineage`] come after something was written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ForkError {
@@ -153,6 +156,15 @@ pub enum ForkError {
         #[source]
         source: SessionStoreError,
     },
+    /// Recording the new thread's lineage failed; its messages and state were copied.
+    #[error("the lineage of thread `{thread}` could not be recorded: {source}")]
+    Lineage {
+        /// The target thread.
+        thread: ThreadId,
+        /// Why.
+        #[source]
+        source: SessionStoreError,
+    },
 }
 
 impl Fork {
@@ -186,7 +198,8 @@ impl Fork {
     }
 
     /// Runs the fork: reads the source thread's messages and state, runs the hook, then copies
-    /// the messages through `storage` and commits the new thread's records to `store`.
+    /// the messages through `storage`, commits the new thread's records to `store` and records
+    /// its lineage there ([`SessionStore::record_fork`]).
     ///
     /// # Errors
     ///
@@ -302,10 +315,23 @@ impl Fork {
                     source,
                 })?;
         }
+        let point = ForkPoint {
+            thread: self.from.clone(),
+            message: messages[cut].id().to_owned(),
+            message_index: u32::try_from(cut).unwrap_or(u32::MAX),
+        };
+        let fork = store
+            .record_fork(&self.session, &self.to, point)
+            .await
+            .map_err(|source| ForkError::Lineage {
+                thread: self.to.clone(),
+                source,
+            })?;
         Ok(Forked {
             messages_copied: cut + 1,
             records_copied,
             mismatches,
+            fork,
         })
     }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 
+use super::lineage::{ForkPoint, ForkRecord};
 use super::store::{
     LoadedTurn, Session, SessionKey, SessionStore, StateCommit, StateWrite, TurnCommit,
     merge_scopes, split_by_scope,
@@ -43,6 +44,7 @@ struct Stored {
     apps: HashMap<AppName, Map<String, Value>>,
     users: HashMap<(AppName, UserId), Map<String, Value>>,
     sessions: HashMap<SessionKey, StoredSession>,
+    forks: HashMap<SessionKey, Vec<ForkRecord>>,
 }
 
 #[derive(Debug)]
@@ -164,7 +166,9 @@ impl SessionStore for InMemorySessionStore {
     }
 
     async fn delete_session(&self, key: &SessionKey) -> Result<(), SessionStoreError> {
-        self.lock().sessions.remove(key);
+        let mut stored = self.lock();
+        stored.sessions.remove(key);
+        stored.forks.remove(key);
         Ok(())
     }
 
@@ -299,6 +303,41 @@ impl SessionStore for InMemorySessionStore {
             StateWrite::apply_all(&commit.user, stored.users.entry(user_key).or_default());
         }
         Ok(())
+    }
+
+    async fn record_fork(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+        point: ForkPoint,
+    ) -> Result<ForkRecord, SessionStoreError> {
+        thread.check()?;
+        point.thread.check()?;
+        let mut stored = self.lock();
+        let forks = stored.forks.entry(key.clone()).or_default();
+        if forks.iter().any(|fork| &fork.thread == thread) {
+            return Err(SessionStoreError::ThreadAlreadyForked {
+                thread: thread.clone(),
+            });
+        }
+        let sibling_index = forks
+            .iter()
+            .filter(|fork| fork.point == point)
+            .map(|fork| fork.sibling_index)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let record = ForkRecord {
+            thread: thread.clone(),
+            point,
+            sibling_index,
+        };
+        forks.push(record.clone());
+        Ok(record)
+    }
+
+    async fn forks(&self, key: &SessionKey) -> Result<Vec<ForkRecord>, SessionStoreError> {
+        Ok(self.lock().forks.get(key).cloned().unwrap_or_default())
     }
 
     async fn copy_thread_records(

@@ -19,6 +19,7 @@ mod error;
 mod event;
 mod fork;
 mod key;
+mod lineage;
 mod memory;
 mod scope;
 mod store;
@@ -32,6 +33,7 @@ pub use event::{EventContent, EventPart, GetSessionConfig, SessionEvent};
 pub(crate) use event::{epoch_seconds, from_epoch_seconds};
 pub use fork::{Fork, ForkError, Forked};
 pub use key::{__assert_state_value, StateKey, StateValue};
+pub use lineage::{ForkPoint, ForkRecord, ThreadLineage};
 pub use memory::InMemorySessionStore;
 pub use scope::Scope;
 pub use store::{

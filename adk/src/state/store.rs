@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::lineage::{ForkPoint, ForkRecord, ThreadLineage};
 use super::{GetSessionConfig, Scope, SessionEvent, SessionStoreError, StateChange};
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
@@ -426,6 +427,61 @@ pub trait SessionStore: Send + Sync + 'static {
             operation: "commit_state",
         }))
     }
+
+    /// Records that `thread` was forked from `point` (HPD's thread lineage), assigning its
+    /// sibling index atomically: one more than the forks already recorded at `point` (the
+    /// first is 1). [`Fork`](super::Fork) calls it; read it back with
+    /// [`thread_lineage`](Self::thread_lineage). Deleting the session deletes its records.
+    ///
+    /// The default refuses with [`SessionStoreError::Unsupported`]; the crate's stores
+    /// implement it.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::InvalidThreadId`] for a bad thread id (nothing written),
+    /// [`SessionStoreError::ThreadAlreadyForked`] when `thread` already has a record, or a
+    /// backend failure.
+    fn record_fork(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+        point: ForkPoint,
+    ) -> impl Future<Output = Result<ForkRecord, SessionStoreError>> + Send {
+        let _ = (key, thread, point);
+        std::future::ready(Err(SessionStoreError::Unsupported {
+            operation: "record_fork",
+        }))
+    }
+
+    /// Every fork recorded in the session, in no particular order.
+    ///
+    /// The default refuses with [`SessionStoreError::Unsupported`].
+    fn forks(
+        &self,
+        key: &SessionKey,
+    ) -> impl Future<Output = Result<Vec<ForkRecord>, SessionStoreError>> + Send {
+        let _ = key;
+        std::future::ready(Err(SessionStoreError::Unsupported { operation: "forks" }))
+    }
+
+    /// The lineage of `thread`: where it was forked from, its sibling index, previous and next
+    /// sibling, whether it is an original, and the forks taken from it (see
+    /// [`ThreadLineage`]). A thread with no record is an original.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::InvalidThreadId`], or what [`forks`](Self::forks) returns.
+    fn thread_lineage(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+    ) -> impl Future<Output = Result<ThreadLineage, SessionStoreError>> + Send {
+        async move {
+            thread.check()?;
+            let forks = self.forks(key).await?;
+            Ok(ThreadLineage::of(thread, &forks))
+        }
+    }
 }
 
 /// The object-safe mirror of [`SessionStore`], implemented for every store.
@@ -472,6 +528,13 @@ pub trait DynSessionStore: Send + Sync + 'static {
         user: &'a UserId,
         commit: StateCommit,
     ) -> StoreFuture<'a, ()>;
+    fn record_fork<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        thread: &'a ThreadId,
+        point: ForkPoint,
+    ) -> StoreFuture<'a, ForkRecord>;
+    fn forks<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, Vec<ForkRecord>>;
 }
 
 impl<S: SessionStore> DynSessionStore for S {
@@ -537,6 +600,17 @@ impl<S: SessionStore> DynSessionStore for S {
         commit: StateCommit,
     ) -> StoreFuture<'a, ()> {
         Box::pin(SessionStore::commit_state(self, app, user, commit))
+    }
+    fn record_fork<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        thread: &'a ThreadId,
+        point: ForkPoint,
+    ) -> StoreFuture<'a, ForkRecord> {
+        Box::pin(SessionStore::record_fork(self, key, thread, point))
+    }
+    fn forks<'a>(&'a self, key: &'a SessionKey) -> StoreFuture<'a, Vec<ForkRecord>> {
+        Box::pin(SessionStore::forks(self, key))
     }
 }
 
@@ -637,5 +711,16 @@ impl SessionStore for SharedSessionStore {
         commit: StateCommit,
     ) -> Result<(), SessionStoreError> {
         self.0.commit_state(app, user, commit).await
+    }
+    async fn record_fork(
+        &self,
+        key: &SessionKey,
+        thread: &ThreadId,
+        point: ForkPoint,
+    ) -> Result<ForkRecord, SessionStoreError> {
+        self.0.record_fork(key, thread, point).await
+    }
+    async fn forks(&self, key: &SessionKey) -> Result<Vec<ForkRecord>, SessionStoreError> {
+        self.0.forks(key).await
     }
 }
