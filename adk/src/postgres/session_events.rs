@@ -11,10 +11,14 @@ use crate::state::{GetSessionConfig, SessionEvent, SessionKey, SessionStoreError
 
 use super::error::failed;
 
-// Times travel as whole microseconds since the epoch, so none is rounded through a float.
-const INSERT_EVENT: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
+// Times travel as whole microseconds since the epoch, so none is rounded through a float. All
+// of a commit's events go in one statement (one round trip), however many there are.
+const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
      invocation_id, timestamp, event_data) \
-     VALUES ($1, $2, $3, $4, $5, TIMESTAMP 'epoch' + $6::BIGINT * INTERVAL '1 microsecond', $7)";
+     SELECT e.id, $2, $3, $4, e.invocation_id, \
+     TIMESTAMP 'epoch' + e.micros * INTERVAL '1 microsecond', e.data \
+     FROM UNNEST($1::VARCHAR[], $5::VARCHAR[], $6::BIGINT[], $7::JSONB[]) \
+     AS e(id, invocation_id, micros, data)";
 const READ_EVENTS: &str = "SELECT id, invocation_id, \
      (EXTRACT(EPOCH FROM timestamp) * 1000000)::BIGINT, event_data FROM events \
      WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
@@ -37,26 +41,37 @@ pub(super) async fn insert_events(
     }
     let operation = "appending events";
     let statement = client
-        .prepare_cached(INSERT_EVENT)
+        .prepare_cached(INSERT_EVENTS)
         .await
         .map_err(db(operation))?;
-    for event in events {
-        client
-            .execute(
-                &statement,
-                &[
-                    &event.id,
-                    &key.app.as_str(),
-                    &key.user.as_str(),
-                    &key.session.as_str(),
-                    &event.invocation_id,
-                    &event.timestamp.as_microsecond(),
-                    &Json(event.to_adk_json()),
-                ],
-            )
-            .await
-            .map_err(db(operation))?;
-    }
+    let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+    let invocations: Vec<&str> = events
+        .iter()
+        .map(|event| event.invocation_id.as_str())
+        .collect();
+    let micros: Vec<i64> = events
+        .iter()
+        .map(|event| event.timestamp.as_microsecond())
+        .collect();
+    let data: Vec<Json<Value>> = events
+        .iter()
+        .map(|event| Json(event.to_adk_json()))
+        .collect();
+    client
+        .execute(
+            &statement,
+            &[
+                &ids,
+                &key.app.as_str(),
+                &key.user.as_str(),
+                &key.session.as_str(),
+                &invocations,
+                &micros,
+                &data,
+            ],
+        )
+        .await
+        .map_err(db(operation))?;
     Ok(())
 }
 
