@@ -22,6 +22,11 @@ pub mod gates {}
 #[doc = include_str!("../docs/context.md")]
 pub mod context {}
 
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+#[doc = include_str!("../docs/observability.md")]
+pub mod observability {}
+
 /// The README's examples, compiled and run so the front page cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

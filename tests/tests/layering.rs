@@ -258,6 +258,10 @@ const LAYERS: &[Layer] = &[
                 may_import: &["events"],
             },
             Module {
+                name: "otel",
+                may_import: &["dispatch"],
+            },
+            Module {
                 name: "agent",
                 may_import: &[
                     "ids",

@@ -10,6 +10,7 @@
 //! `E_DISPATCH_ITERATION_LIMIT_EXCEEDED` instead of spinning forever.
 
 mod executor;
+mod genai;
 mod helpers;
 mod scripted;
 mod scripted_rules;
@@ -21,6 +22,8 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 
 pub use executor::{Executor, ExecutorFn, executor_fn};
+#[cfg(feature = "otel")]
+pub(crate) use genai::set_capture_content;
 pub use helpers::{ReportError, ToolCallUpdate};
 pub use scripted::{ScriptedModel, ScriptedModelError, Step};
 pub use scripted_rules::{Rule, RuleCondition};
@@ -139,9 +142,17 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             break;
         }
 
-        let executed = AssertUnwindSafe(plan.executor.execute(&mut ctx))
-            .catch_unwind()
-            .await;
+        // The model call's span (GenAI `chat`); not entered at all when nobody wants it.
+        let span = genai::chat_span(completed_iterations);
+        let executed = AssertUnwindSafe(plan.executor.execute(&mut ctx)).catch_unwind();
+        let executed = if span.is_disabled() {
+            executed.await
+        } else {
+            tracing::Instrument::instrument(executed, span.clone()).await
+        };
+        if !span.is_disabled() {
+            genai::record_generation(&span, &ctx.generation_stats());
+        }
         let executor_failure = match executed {
             Ok(Ok(())) => None,
             Ok(Err(error)) => match ctx.absorb_abort(error) {
@@ -154,6 +165,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             }
         };
         if let Some(error) = executor_failure {
+            genai::record_error(&span, error.code().as_str());
             dispatch_error = Some(error);
             break;
         }

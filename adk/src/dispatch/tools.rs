@@ -231,13 +231,15 @@ impl DispatchContext {
         &self,
         tool_call: &ToolCall,
     ) -> impl Future<Output = Result<ToolOutput, ToolExecutionError>> + Send + use<> {
+        let args = Value::Object(tool_call.args().clone());
+        let span = super::genai::tool_span(tool_call.tool(), tool_call.id(), &args);
         let prepared = self.prepare_call(
             tool_call.tool(),
             tool_call.id(),
-            Value::Object(tool_call.args().clone()),
+            args,
             Some(tool_call.checksum()),
         );
-        async move { prepared?.run().await }
+        in_tool_span(prepared, span)
     }
 
     /// Executes the tool `name` with `args` as the call `call_id`, exactly like
@@ -260,8 +262,9 @@ impl DispatchContext {
         call_id: &str,
         args: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolExecutionError>> + Send + use<> {
+        let span = super::genai::tool_span(name, call_id, &args);
         let prepared = self.prepare_call(name, call_id, args, None);
-        async move { prepared?.run().await }
+        in_tool_span(prepared, span)
     }
 
     fn prepare_call(
@@ -331,6 +334,20 @@ impl DispatchContext {
             pipeline: self.shared.tool_pipeline.clone(),
         })
     }
+}
+
+/// Runs a prepared call inside its GenAI `execute_tool` span, recording the outcome on it.
+async fn in_tool_span(
+    prepared: Result<PreparedCall, ToolExecutionError>,
+    span: tracing::Span,
+) -> Result<ToolOutput, ToolExecutionError> {
+    let outcome = match prepared {
+        Ok(prepared) if span.is_disabled() => prepared.run().await,
+        Ok(prepared) => tracing::Instrument::instrument(prepared.run(), span.clone()).await,
+        Err(error) => Err(error),
+    };
+    super::genai::record_tool_outcome(&span, &outcome);
+    outcome
 }
 
 impl PreparedCall {

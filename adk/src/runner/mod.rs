@@ -144,7 +144,16 @@ impl TurnRunner {
             events,
             parts.tool_pipeline.clone(),
         )?);
-        let span = tracing::info_span!("adk.turn", turn_id = %ctx.turn_id());
+        // The GenAI `invoke_agent` span (see `adk::otel`): model and tool calls nest under it.
+        let storage = ctx.storage_context();
+        let span = tracing::info_span!(
+            "adk.turn",
+            turn_id = %ctx.turn_id(),
+            otel.name = format!("invoke_agent {}", storage.app_name()),
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = %storage.app_name(),
+            gen_ai.conversation.id = %storage.conversation_id(),
+        );
         let report = in_span!(self.walk(&mut ctx), span);
         let status = if let Some(error) = ctx.shared.first_error() {
             TurnStatus::Failed(error)
