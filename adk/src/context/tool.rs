@@ -237,7 +237,11 @@ impl ToolContext {
         if self.outcome.is_some() {
             return;
         }
-        let call = self.tool.call(self.args.clone(), self.invocation.clone());
+        let call = crate::storage::ledger::call_recorded(
+            &self.tool,
+            self.args.clone(),
+            self.invocation.clone(),
+        );
         let outcome = AssertUnwindSafe(call).catch_unwind().await;
         self.handler_ran = true;
         self.outcome = Some(match outcome {

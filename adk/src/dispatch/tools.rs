@@ -152,6 +152,18 @@ impl ToolExecutionError {
         }
     }
 
+    /// The [`OutcomeUnknown`] of an at-most-once call that was started before and recorded
+    /// no result (see `storage::ledger`), when this is one. The model reads it as the call's
+    /// failed result; a program decides what to do about the effect it may have had.
+    ///
+    /// [`OutcomeUnknown`]: crate::storage::ledger::OutcomeUnknown
+    pub fn outcome_unknown(&self) -> Option<&crate::storage::ledger::OutcomeUnknown> {
+        match self {
+            Self::Downstream { source, .. } => std::error::Error::source(source)?.downcast_ref(),
+            _ => None,
+        }
+    }
+
     /// The name of the tool that was called.
     pub fn tool(&self) -> &str {
         match self {
@@ -396,9 +408,12 @@ impl PreparedCall {
         }
         // The handler is called inside the guarded future, so a panic while it builds its
         // future is contained as well as one while it runs.
-        let outcome = AssertUnwindSafe(async move { tool.call(args, invocation).await })
-            .catch_unwind()
-            .await;
+        // A tool that is not read-only runs under the ledger's rules (`storage::ledger`).
+        let outcome = AssertUnwindSafe(async move {
+            crate::storage::ledger::call_recorded(&tool, args, invocation).await
+        })
+        .catch_unwind()
+        .await;
         events.emit(Event::ToolExecutionEnd {
             turn_id,
             dispatch_id,

@@ -71,6 +71,7 @@
 
 mod blob;
 mod error;
+mod ledger;
 mod lineage;
 mod options;
 mod records;
@@ -189,7 +190,7 @@ impl PostgresStorage {
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 4);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 5);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {
@@ -519,5 +520,24 @@ impl StorageAdapter for PostgresStorage {
         id: String,
     ) -> Result<Option<SpoolReader>, StorageError> {
         self.retrievable_reader(ctx, &id).await
+    }
+
+    // One round trip for a new call id (an insert that returns its row); a second, a read, only
+    // when the call id was recorded before.
+    async fn record_tool_intent(
+        &self,
+        ctx: &StorageContext,
+        intent: crate::storage::ledger::ToolIntent,
+    ) -> Result<Option<crate::storage::ledger::ToolRecord>, StorageError> {
+        ledger::record_intent(&self.pool, ctx, intent).await
+    }
+
+    async fn record_tool_result(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        result: crate::storage::ledger::ToolResult,
+    ) -> Result<(), StorageError> {
+        ledger::record_result(&self.pool, ctx, call_id, result).await
     }
 }

@@ -27,13 +27,14 @@
 //!   [`fetch_tools`](StorageAdapter::fetch_tools) returns an empty list. The runner's tools come
 //!   from its builder.
 //!
-//! The schema is versioned with `PRAGMA user_version` (now 3); [`SqliteStorage::open`] creates
+//! The schema is versioned with `PRAGMA user_version` (now 4); [`SqliteStorage::open`] creates
 //! it in a new file, upgrades an older file in place (one transaction: what version 1 wrote
 //! predates apps, users and threads, so it joins the default app, user and thread, each record
 //! and blob keeping the conversation that wrote it; keys, order and bytes are kept; version 3
 //! gives the assistant messages, thoughts and tool calls written before records carried an
 //! [`AnswerLink`](crate::primitives::AnswerLink) their link, inferred turn by turn by
-//! [`link_legacy_answers`](crate::primitives::link_legacy_answers)), and refuses a file written
+//! [`link_legacy_answers`](crate::primitives::link_legacy_answers); version 4 adds the
+//! [tool ledger](crate::storage::ledger), one row per owner, turn and call id), and refuses a file written
 //! by a newer schema ([`SqliteError::SchemaTooNew`]), or a file with no schema version that
 //! already holds tables adk did not create ([`SqliteError::ForeignTables`]). Both are found with
 //! read-only queries before anything is written (the WAL switch included), so a refused file is
@@ -103,6 +104,7 @@
 mod adk_json;
 mod blob;
 mod error;
+mod ledger;
 mod lineage;
 mod owner;
 mod records;
@@ -632,5 +634,24 @@ impl StorageAdapter for SqliteStorage {
         replacements: Vec<ToolCall>,
     ) -> Result<(), StorageError> {
         records::replace_tool_call_group(&self.workers, ctx, ids, replacements).await
+    }
+
+    // The check and the insert are one transaction on the single writer, so two runs of a call
+    // id cannot both find no record.
+    async fn record_tool_intent(
+        &self,
+        ctx: &StorageContext,
+        intent: crate::storage::ledger::ToolIntent,
+    ) -> Result<Option<crate::storage::ledger::ToolRecord>, StorageError> {
+        ledger::record_intent(&self.workers, ctx, intent).await
+    }
+
+    async fn record_tool_result(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        result: crate::storage::ledger::ToolResult,
+    ) -> Result<(), StorageError> {
+        ledger::record_result(&self.workers, ctx, call_id, result).await
     }
 }

@@ -21,7 +21,9 @@ use super::error::{SqliteError, backend};
 /// - 3: the same tables; every assistant message, thought and tool call written before records
 ///   carried their [`AnswerLink`](crate::primitives::AnswerLink) is given one, inferred turn by
 ///   turn from the records ([`link_legacy_answers`]).
-pub(super) const SCHEMA_VERSION: i64 = 3;
+/// - 4: the tool ledger, `tool_ledger` (one row per owner, turn and call id; see
+///   [`crate::storage::ledger`]).
+pub(super) const SCHEMA_VERSION: i64 = 4;
 
 /// The six primitive tables. They share one shape; for standing instructions, which have no id,
 /// `id` holds the instruction's text.
@@ -196,6 +198,7 @@ fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageEr
         let ours = PRIMITIVE_TABLES.contains(&table.as_str())
             || table == "blobs"
             || table == "blob_chunks"
+            || table == "tool_ledger"
             || (shared_with_sessions && SESSION_STORE_TABLES.contains(&table.as_str()));
         !ours
     });
@@ -254,6 +257,7 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
         schema.push_str(BLOBS_TABLE);
         schema.push_str(BLOB_CHUNKS_TABLE);
         schema.push_str(BLOB_INDEXES);
+        schema.push_str(super::ledger::LEDGER_TABLE);
         transaction
             .execute_batch(&schema)
             .map_err(backend("creating the schema"))?;
@@ -263,6 +267,11 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
         }
         if found < 3 {
             link_legacy_rows(&transaction)?;
+        }
+        if found < 4 {
+            transaction
+                .execute_batch(super::ledger::LEDGER_TABLE)
+                .map_err(backend("creating the tool ledger"))?;
         }
     }
     transaction

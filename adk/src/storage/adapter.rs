@@ -5,6 +5,7 @@ use std::future::Future;
 
 use super::context::StorageContext;
 use super::error::StorageError;
+use super::ledger::{ToolIntent, ToolRecord, ToolResult};
 use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
@@ -546,6 +547,36 @@ pub trait StorageAdapter: Send + Sync + 'static {
         ctx: &StorageContext,
         id: String,
     ) -> impl Future<Output = Result<Option<SpoolReader>, StorageError>> + Send;
+
+    /// Writes the [ledger](super::ledger) intent of a call of a tool that is not read-only,
+    /// before it runs, unless a record for `intent.call_id` already exists in `ctx`'s
+    /// partition and turn (`ctx.turn_id()`): then that record is returned and nothing is written. `Ok(None)` means the
+    /// intent was written (or the adapter keeps no ledger).
+    ///
+    /// Optional, like the ledger: the default keeps nothing and returns `Ok(None)`, so every
+    /// call runs (at-least-once across a crash, as without a ledger). An adapter that keeps
+    /// one must make the check and the write atomic (one transaction, or an insert that
+    /// ignores a conflict), so two runs of a call id cannot both see no record.
+    fn record_tool_intent(
+        &self,
+        ctx: &StorageContext,
+        intent: ToolIntent,
+    ) -> impl Future<Output = Result<Option<ToolRecord>, StorageError>> + Send {
+        let _ = (ctx, intent);
+        async { Ok(None) }
+    }
+
+    /// Writes how the call `call_id` (whose intent was written) ended. Optional: the default
+    /// keeps nothing.
+    fn record_tool_result(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        result: ToolResult,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        let _ = (ctx, call_id, result);
+        async { Ok(()) }
+    }
 
     /// Replaces a group of tool calls: deletes the calls `ids` names and stores `replacements`,
     /// for providers that number tool-call ids per response (every answer's first call is

@@ -10,6 +10,7 @@ use futures_util::future::BoxFuture;
 use super::adapter::StorageAdapter;
 use super::context::StorageContext;
 use super::error::StorageError;
+use super::ledger::{ToolIntent, ToolRecord, ToolResult};
 use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
 use crate::primitives::{
     Memory, Message, Retrievable, StandingInstruction, Thought, Tool, ToolCall,
@@ -196,4 +197,6 @@ erased_storage! {
     read_media_bytes / erased_read_media_bytes(id: String) -> Option<MediaReader>;
     read_retrievable_bytes / erased_read_retrievable_bytes(id: String) -> Option<SpoolReader>;
     replace_tool_call_group / erased_replace_tool_call_group(ids: Vec<String>, replacements: Vec<ToolCall>) -> ();
+    record_tool_intent / erased_record_tool_intent(intent: ToolIntent) -> Option<ToolRecord>;
+    record_tool_result / erased_record_tool_result(call_id: String, result: ToolResult) -> ();
 }

@@ -33,6 +33,7 @@ mod context;
 mod erased;
 mod error;
 mod invocation;
+pub mod ledger;
 mod noop;
 mod primitive;
 mod window;

@@ -10,9 +10,14 @@ use crate::primitives::{
 use super::adapter::StorageAdapter;
 use super::context::StorageContext;
 use super::error::StorageError;
+use super::ledger::{MemoryLedger, ToolIntent, ToolRecord, ToolResult};
 
 /// The canonical no-op adapter: every fetch returns an empty list and every store, mutate and
 /// delete succeeds without keeping anything.
+///
+/// It keeps the [tool ledger](super::ledger) in memory, per partition and turn, for as long
+/// as the value lives (every clone shares it), so a call id re-run in the same turn against
+/// the same `NoopStorage` follows the ledger's rules.
 ///
 /// The two byte conduits are the exception, because they must return a reader: they keep the
 /// bytes in memory, in one store per `NoopStorage` value that every clone shares and that lives
@@ -57,6 +62,7 @@ pub struct NoopStorage {
 struct Conduits {
     retrievable_bytes: InMemorySpoolStore,
     media_bytes: InMemorySpoolStore,
+    ledger: MemoryLedger,
 }
 
 impl NoopStorage {
@@ -92,6 +98,7 @@ impl NoopStorage {
             conduits: Arc::new(Conduits {
                 retrievable_bytes: InMemorySpoolStore::bounded(max_bytes),
                 media_bytes: InMemorySpoolStore::bounded(max_bytes),
+                ledger: MemoryLedger::default(),
             }),
         }
     }
@@ -378,6 +385,32 @@ impl StorageAdapter for NoopStorage {
         let key = partition_key(ctx, &id);
         Ok(self.conduits.retrievable_bytes.read_keyed(&key, &id))
     }
+
+    async fn record_tool_intent(
+        &self,
+        ctx: &StorageContext,
+        intent: ToolIntent,
+    ) -> Result<Option<ToolRecord>, StorageError> {
+        let key = ledger_key(ctx, &intent.call_id);
+        self.conduits.ledger.intent(key, intent)
+    }
+
+    async fn record_tool_result(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        result: ToolResult,
+    ) -> Result<(), StorageError> {
+        let key = ledger_key(ctx, &call_id);
+        self.conduits.ledger.result(&key, &call_id, result)
+    }
+}
+
+/// Where the ledger record of `call_id` is kept: its partition, turn and call id (a call id
+/// names one call within one turn).
+fn ledger_key(ctx: &StorageContext, call_id: &str) -> String {
+    let turn = ctx.turn_id().as_str();
+    partition_key(ctx, &format!("{}:{turn}{call_id}", turn.len()))
 }
 
 /// Where bytes written under `id` are kept: the app, user, conversation and thread of `ctx` and

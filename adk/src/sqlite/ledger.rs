@@ -1,0 +1,127 @@
+//! The tool ledger in SQLite (schema 4): one row per call id, turn and owner, in the
+//! `tool_ledger` table. The intent is one `INSERT .. ON CONFLICT DO NOTHING` followed, only when
+//! nothing was inserted, by a read of the existing row, in one transaction on the writer; the
+//! result is one `UPDATE`.
+
+use rusqlite::OptionalExtension;
+
+use crate::storage::StorageContext;
+use crate::storage::StorageError;
+use crate::storage::ledger::{ToolIntent, ToolRecord, ToolResult};
+
+use super::error::backend;
+use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
+use super::worker::Workers;
+
+/// The ledger's table (schema 4).
+pub(super) const LEDGER_TABLE: &str = "CREATE TABLE tool_ledger (
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    idempotency_key TEXT,
+    effect TEXT NOT NULL,
+    result_kind TEXT,
+    result_text TEXT,
+    PRIMARY KEY (app_name, user_id, conversation_id, thread_id, turn_id, call_id)
+);\n";
+
+pub(super) async fn record_intent(
+    workers: &Workers,
+    ctx: &StorageContext,
+    intent: ToolIntent,
+) -> Result<Option<ToolRecord>, StorageError> {
+    let owner = Owner::of(ctx);
+    let turn_id = ctx.turn_id().as_str().to_owned();
+    workers
+        .writer
+        .run(move |connection| {
+            let operation = "recording a tool intent";
+            let transaction = connection.transaction().map_err(backend(operation))?;
+            let inserted = transaction
+                .prepare_cached(&format!(
+                    "INSERT INTO tool_ledger ({COLUMNS}, turn_id, call_id, tool, checksum,
+                         idempotency_key, effect)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING"
+                ))
+                .and_then(|mut statement| {
+                    statement.execute(owner_params!(
+                        owner,
+                        turn_id,
+                        intent.call_id,
+                        intent.tool,
+                        intent.checksum,
+                        intent.key,
+                        intent.effect.as_str()
+                    ))
+                })
+                .map_err(backend(operation))?;
+            let existing = if inserted == 1 {
+                None
+            } else {
+                transaction
+                    .prepare_cached(&format!(
+                        "SELECT tool, checksum, idempotency_key, effect, result_kind, result_text
+                         FROM tool_ledger WHERE {MATCHES} AND turn_id = ?5 AND call_id = ?6"
+                    ))
+                    .and_then(|mut statement| {
+                        statement
+                            .query_row(owner_params!(owner, turn_id, intent.call_id), |row| {
+                                Ok((
+                                    row.get::<_, String>(0)?,
+                                    row.get::<_, String>(1)?,
+                                    row.get::<_, Option<String>>(2)?,
+                                    row.get::<_, String>(3)?,
+                                    row.get::<_, Option<String>>(4)?,
+                                    row.get::<_, Option<String>>(5)?,
+                                ))
+                            })
+                            .optional()
+                    })
+                    .map_err(backend(operation))?
+            };
+            transaction.commit().map_err(backend(operation))?;
+            existing
+                .map(|(tool, checksum, key, effect, kind, text)| {
+                    ToolRecord::from_row(&intent.call_id, tool, checksum, key, &effect, kind, text)
+                })
+                .transpose()
+        })
+        .await
+}
+
+pub(super) async fn record_result(
+    workers: &Workers,
+    ctx: &StorageContext,
+    call_id: String,
+    result: ToolResult,
+) -> Result<(), StorageError> {
+    let owner = Owner::of(ctx);
+    let turn_id = ctx.turn_id().as_str().to_owned();
+    workers
+        .writer
+        .run(move |connection| {
+            let (kind, text) = result.to_columns();
+            let changed = connection
+                .prepare_cached(&format!(
+                    "UPDATE tool_ledger SET result_kind = ?7, result_text = ?8
+                     WHERE {MATCHES} AND turn_id = ?5 AND call_id = ?6"
+                ))
+                .and_then(|mut statement| {
+                    statement.execute(owner_params!(owner, turn_id, call_id, kind, text))
+                })
+                .map_err(backend("recording a tool result"))?;
+            if changed == 0 {
+                return Err(StorageError::backend(format!(
+                    "no tool intent is recorded for call {call_id:?} in this turn, so its result \
+                     cannot be recorded; record the intent first"
+                )));
+            }
+            Ok(())
+        })
+        .await
+}
