@@ -19,6 +19,9 @@ pub mod tools {}
 #[doc = include_str!("../docs/gates.md")]
 pub mod gates {}
 
+#[doc = include_str!("../docs/durability.md")]
+pub mod durability {}
+
 #[doc = include_str!("../docs/context.md")]
 pub mod context {}
 

@@ -125,6 +125,8 @@ async fn a_version_2_sqlite_file_is_linked_in_place_and_loads_as_the_answers_the
             )
             .unwrap();
     }
+    // A version 2 file has no tool ledger (version 4) either.
+    connection.execute_batch("DROP TABLE tool_ledger").unwrap();
     connection.pragma_update(None, "user_version", 2).unwrap();
     let sequences = |connection: &rusqlite::Connection| -> Vec<(i64, String)> {
         let mut statement = connection
@@ -148,7 +150,7 @@ async fn a_version_2_sqlite_file_is_linked_in_place_and_loads_as_the_answers_the
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     // Rewritten in place: every row keeps its place in fetch order.
     assert_eq!(sequences(&connection), before);
     // The link is in the stored record, not inferred again on every read.
@@ -193,7 +195,8 @@ async fn a_postgres_database_at_migration_2_is_linked_in_place_and_loads_as_the_
     tokio::spawn(connection);
     client
         .batch_execute(&format!(
-            "SET search_path = \"{schema}\"; DELETE FROM adk_rs_migrations WHERE version = 3"
+            "SET search_path = \"{schema}\"; DELETE FROM adk_rs_migrations WHERE version >= 3; \
+             DROP TABLE adk_rs_thread_forks; DROP TABLE adk_rs_tool_ledger"
         ))
         .await
         .unwrap();
@@ -236,5 +239,5 @@ async fn a_postgres_database_at_migration_2_is_linked_in_place_and_loads_as_the_
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3]);
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
 }

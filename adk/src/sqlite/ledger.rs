@@ -13,23 +13,6 @@ use super::error::backend;
 use super::owner::{COLUMNS, MATCHES, Owner, owner_params};
 use super::worker::Workers;
 
-/// The ledger's table (schema 4).
-pub(super) const LEDGER_TABLE: &str = "CREATE TABLE tool_ledger (
-    app_name TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    conversation_id TEXT NOT NULL,
-    thread_id TEXT NOT NULL,
-    turn_id TEXT NOT NULL,
-    call_id TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    checksum TEXT NOT NULL,
-    idempotency_key TEXT,
-    effect TEXT NOT NULL,
-    result_kind TEXT,
-    result_text TEXT,
-    PRIMARY KEY (app_name, user_id, conversation_id, thread_id, turn_id, call_id)
-);\n";
-
 pub(super) async fn record_intent(
     workers: &Workers,
     ctx: &StorageContext,

@@ -74,6 +74,23 @@ fn primitive_index(table: &str) -> String {
     )
 }
 
+/// The ledger's table (schema 4).
+const LEDGER_TABLE: &str = "CREATE TABLE tool_ledger (
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    idempotency_key TEXT,
+    effect TEXT NOT NULL,
+    result_kind TEXT,
+    result_text TEXT,
+    PRIMARY KEY (app_name, user_id, conversation_id, thread_id, turn_id, call_id)
+);\n";
+
 // Schema 2's byte tables. `staged_at` is set while a streamed write is arriving (the row is
 // then invisible to lookups) and cleared when the write completes; the unique index covers only
 // completed bytes, so a staged write never collides with the bytes it is about to replace.
@@ -257,7 +274,7 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
         schema.push_str(BLOBS_TABLE);
         schema.push_str(BLOB_CHUNKS_TABLE);
         schema.push_str(BLOB_INDEXES);
-        schema.push_str(super::ledger::LEDGER_TABLE);
+        schema.push_str(LEDGER_TABLE);
         transaction
             .execute_batch(&schema)
             .map_err(backend("creating the schema"))?;
@@ -270,7 +287,7 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
         }
         if found < 4 {
             transaction
-                .execute_batch(super::ledger::LEDGER_TABLE)
+                .execute_batch(LEDGER_TABLE)
                 .map_err(backend("creating the tool ledger"))?;
         }
     }

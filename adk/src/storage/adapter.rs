@@ -27,9 +27,11 @@ use crate::primitives::{
 ///   [`read_retrievable_bytes`](Self::read_retrievable_bytes), which read an id back later
 ///   through a fresh reader, per partition.
 ///
-/// Beside the 29 sits one optional callback with a default body,
-/// [`replace_tool_call_group`](Self::replace_tool_call_group): override it to replace a group
-/// of tool calls atomically; the default deletes, then stores, call by call.
+/// Beside the 29 sit three optional callbacks with default bodies:
+/// [`replace_tool_call_group`](Self::replace_tool_call_group) (override it to replace a group
+/// of tool calls atomically; the default deletes, then stores, call by call), and the
+/// [tool ledger](super::ledger)'s [`record_tool_intent`](Self::record_tool_intent) and
+/// [`record_tool_result`](Self::record_tool_result) (the defaults keep nothing).
 ///
 /// Every fetch and write may be a legal no-op (fetches return an empty list, writes do nothing),
 /// but a no-op must be written down: leaving one out is rustc's "not all trait items

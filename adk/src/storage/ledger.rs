@@ -11,7 +11,8 @@
 //! A record belongs to the call id within its turn (and the turn's app, user, conversation and
 //! thread): the same call id in another turn is another call. Read-only tools are never
 //! recorded. The ledger is an optional part of the storage contract
-//! ([`StorageAdapter::record_tool_intent`], [`StorageAdapter::record_tool_result`]): the
+//! ([`StorageAdapter::record_tool_intent`](super::StorageAdapter::record_tool_intent),
+//! [`StorageAdapter::record_tool_result`](super::StorageAdapter::record_tool_result)): the
 //! default keeps nothing, so every call runs, as it did before the ledger.
 
 use std::collections::HashMap;

@@ -2,7 +2,9 @@
 //!
 //! adk persists nothing. This module owns the contract it calls instead:
 //! - [`StorageAdapter`], the 29 callbacks (seven fetches, store / mutate / delete for six
-//!   primitives, two byte conduits and their two reads), plus the optional atomic `replace_tool_call_group`;
+//!   primitives, two byte conduits and their two reads), plus the optional atomic
+//!   `replace_tool_call_group` and the optional [`ledger`] (`record_tool_intent`,
+//!   `record_tool_result`);
 //! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
 //!   thread, turn, identity, cancellation);
 //! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;
