@@ -243,9 +243,11 @@ pub use adk_macros::storage_adapter;
 
 /// Turns an `async fn(ctx, next) -> Result<(), E>` into middleware for the pipelines it names.
 ///
-/// The function becomes a unit struct of the same name and visibility that implements
+/// The function stays a fn of the same name and visibility, and that fn is
 /// [`Middleware`](pipeline::Middleware) for each listed pipeline, so it is registered by name
-/// and only fits the pipelines it was written for. The body runs unchanged: the pre-step, then
+/// and only fits the pipelines it was written for. It takes its name the way a plain fn does:
+/// a `let`, a closure parameter or a pattern of the same name elsewhere is a new binding, and a
+/// type or a module of that name can sit next to it. The body runs unchanged: the pre-step, then
 /// `next.run(ctx).await`, then the post-step. The error type `E` is any
 /// `std::error::Error + Send + Sync + 'static` (or [`BoxError`](pipeline::BoxError)) and is
 /// boxed for the pipeline, so `?` works on your own errors.
@@ -300,8 +302,12 @@ pub use adk_macros::storage_adapter;
 /// - every `next.run(..)` future is awaited, returned or handed on: `next.run(ctx);`,
 ///   `_ = next.run(ctx);`, `drop(next.run(ctx))` and a future stored and never awaited are
 ///   errors at the call.
+/// - whatever takes `next` or its future (a closure, an async block, a call) is run in turn:
+///   awaited (a closure called and its result awaited), returned or handed on. A closure never
+///   called, `cond.then(|| next.run(ctx))`, an async block never awaited and
+///   `helper(ctx, next);` without `.await` are errors where `next` is moved in.
 ///
-/// The struct can still be called like the fn it was written as: `load_history(ctx, next).await`
+/// The fn is still called like the fn it was written as: `load_history(ctx, next).await`
 /// runs the body (the call returns a [`DirectCallFuture`](pipeline::DirectCallFuture), its
 /// error boxed as [`BoxError`](pipeline::BoxError)), so one middleware can wrap another. To test a middleware alone, push it on a [`Stack`](pipeline::Stack) and run that
 /// with a context from [`TurnContext::new`]. `#[middleware]` goes on a free fn: on an associated

@@ -1,5 +1,5 @@
-//! Writes the unit struct, the user's function (moved, untouched) and one `Middleware` impl per
-//! pipeline. Reports no user errors: those were all found by `validate`.
+//! Writes the fn that keeps the user's name, the hidden type that carries the user's function
+//! (moved, untouched) and one `Fits` impl per pipeline. Reports no user errors: those were all found by `validate`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -8,12 +8,34 @@ use syn::spanned::Spanned;
 use super::parse::MiddlewareFn;
 use super::validate::{Pipeline, Signature};
 
-/// The struct that takes the function's name (`builder.turn_input(load_history)` passes it),
-/// and its `Deref` to `first`'s impl run outside a walk, which makes it callable
-/// (`load_history(ctx, next)`). Both come from `adk::__middleware_struct!`: rustc expands one
-/// small `macro_rules!` call for less than this crate, built unoptimised, spends writing them.
-fn unit_struct(function: &MiddlewareFn, first: Pipeline) -> TokenStream {
+/// The hidden module under which the type carrying the body lives: `__adk_middleware_<name>`.
+/// The type keeps the fn's own name (errors say "`load_history` is not middleware for ..."),
+/// but sits in its own module, so it takes no name in the user's module: a type or a module of
+/// the fn's name there keeps working, as it does next to a plain fn.
+pub(crate) fn body_module(function: &MiddlewareFn) -> syn::Ident {
     let name = function.name();
+    let plain = syn::ext::IdentExt::unraw(name);
+    format_ident!(
+        "__adk_middleware_{}",
+        plain,
+        span = proc_macro2::Span::call_site()
+    )
+}
+
+/// The body's type, as a path from the user's module.
+fn body_type(function: &MiddlewareFn) -> TokenStream {
+    let module = body_module(function);
+    let name = function.name();
+    quote!(#module::#name)
+}
+
+/// The fn that keeps the function's name (`builder.turn_input(load_history)` passes it, and
+/// `load_history(ctx, next)` calls it), the hidden type that carries the body, and the direct
+/// call for `first`'s context. All come from `adk::__middleware_struct!`: rustc expands one
+/// small `macro_rules!` call for less than this crate, built unoptimised, spends writing them.
+fn named_fn(function: &MiddlewareFn, first: Pipeline) -> TokenStream {
+    let name = function.name();
+    let module = body_module(function);
     let visibility = &function.vis;
     let docs = function.doc_attributes();
     let cfgs = function.cfg_attributes();
@@ -21,22 +43,22 @@ fn unit_struct(function: &MiddlewareFn, first: Pipeline) -> TokenStream {
     let scope_context = format_ident!("{}", first.scope().context());
     quote! {
         ::adk::__middleware_struct!(
-            [#(#docs)*] [#(#cfgs)*] #visibility #name, #first_marker, #scope_context
+            [#(#docs)*] [#(#cfgs)*] #visibility #name, #module, #first_marker, #scope_context
         );
     }
 }
 
-/// The user's function, kept as an associated function of the struct under its own name so its
+/// The user's function, kept as an associated function of the body's type under its own name so its
 /// body, spans, attributes and lints stay exactly as written.
 fn body_function(function: &MiddlewareFn, extra_attributes: TokenStream) -> TokenStream {
-    let name = function.name();
+    let body_type = body_type(function);
     let attributes = function.other_attributes();
     let cfgs = function.cfg_attributes();
     let signature = &function.sig;
     let block = &function.body;
     quote! {
         #(#cfgs)*
-        impl #name {
+        impl #body_type {
             #(#attributes)*
             #extra_attributes
             #[doc(hidden)]
@@ -57,6 +79,7 @@ pub(crate) fn middleware(
     signature: &Signature<'_>,
 ) -> TokenStream {
     let name = function.name();
+    let body_type = body_type(function);
     let cfgs: Vec<_> = function.cfg_attributes().collect();
     let context = signature.context;
     let output = signature.output;
@@ -90,7 +113,7 @@ pub(crate) fn middleware(
     // Spanned at the function name too, as the call the future comes from.
     let place = if written_context.as_deref() == Some(first.scope().context()) {
         quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(#name::#name, #ctx, #next, #into_result)
+            ::adk::__private::middleware::place(#body_type::#name, #ctx, #next, #into_result)
         }
     } else {
         // Spanned at the user's context type: an alias of the wrong context fails here, with
@@ -103,7 +126,7 @@ pub(crate) fn middleware(
             <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast_next(#next)
         };
         quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(#name::#name, #cast_context, #cast_next, #into_result)
+            ::adk::__private::middleware::place(#body_type::#name, #cast_context, #cast_next, #into_result)
         }
     };
     let body_function = body_function(function, TokenStream::new());
@@ -120,26 +143,26 @@ pub(crate) fn middleware(
         quote! {
             #(#cfgs)*
             #[automatically_derived]
-            impl ::adk::pipeline::Middleware<::adk::pipeline::#marker> for #name {
-                ::adk::__middleware_methods!(#marker, #scope_context, #future, |#ctx, #next| #place);
+            impl ::adk::__private::middleware::Fits<::adk::pipeline::#marker> for #body_type {
+                ::adk::__middleware_methods!(#scope_context, #future, |#ctx, #next| #place);
             }
         }
     });
-    let unit_struct = unit_struct(function, first);
+    let named_fn = named_fn(function, first);
     quote! {
-        #unit_struct
+        #named_fn
         #body_function
         #(#pipeline_impls)*
     }
 }
 
-/// The expansion next to compile errors: the struct, so uses of the name resolve, and the
-/// user's function, so errors inside its body are still reported. A non-async function is made
+/// The expansion next to compile errors: the fn and its hidden type, so uses of the name
+/// resolve, and the user's function, so errors inside its body are still reported. A non-async function is made
 /// async here (and loses `const` and `extern`) so its `.await`s do not add errors to the one
 /// already reported.
 ///
-/// The `Middleware` impls are emitted too, for all four pipelines, and the `Deref`, so
-/// registering the middleware or calling it reports nothing more; their bodies never run
+/// The `Fits` impls are emitted too, for every pipeline, and the direct call, so registering
+/// the middleware or calling it reports nothing more; their bodies never run
 /// because the crate does not compile.
 pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> TokenStream {
     let errors = errors.into_iter().map(|error| error.to_compile_error());
@@ -149,7 +172,7 @@ pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> Toke
         .iter()
         .any(|input| matches!(input, syn::FnArg::Receiver(_)));
     if is_method {
-        // A method sits inside an `impl` block, where a struct cannot be declared: leave it as
+        // A method sits inside an `impl` block, where a module cannot be declared: leave it as
         // it was.
         let MiddlewareFn {
             attrs,
@@ -173,12 +196,12 @@ pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> Toke
     // `const` and `extern` cannot be combined with `async`; both were already reported.
     signature.constness = None;
     signature.abi = None;
-    let name = function.name();
+    let body_type = body_type(function);
     let cfgs: Vec<_> = function.cfg_attributes().collect();
     // Every pipeline gets an impl, so registering the middleware adds nothing to the error
     // already reported (an unknown pipeline, a context of the other scope, a bad signature),
-    // whichever pipeline the user meant. The `Deref` follows the context the fn is written
-    // for, so a direct call (`load_history(ctx, next)`) stays quiet too.
+    // whichever pipeline the user meant. The direct call follows the context the fn is
+    // written for, so a direct call (`load_history(ctx, next)`) stays quiet too.
     let written_context = function.sig.inputs.first().and_then(|input| {
         let syn::FnArg::Typed(typed) = input else {
             return None;
@@ -193,7 +216,7 @@ pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> Toke
         .into_iter()
         .find(|pipeline| Some(pipeline.scope().context()) == written_context.as_deref())
         .unwrap_or(Pipeline::ALL[0]);
-    let unit_struct = unit_struct(function, callable_as);
+    let named_fn = named_fn(function, callable_as);
     let body_function = body_function(
         &function_for_body,
         quote!(#[allow(dead_code, unused_variables, clippy::all)]),
@@ -203,20 +226,19 @@ pub(crate) fn fallback(function: &MiddlewareFn, errors: Vec<syn::Error>) -> Toke
         quote! {
             #(#cfgs)*
             #[automatically_derived]
-            impl ::adk::pipeline::Middleware<#marker> for #name {
-                fn handle<'a>(
-                    &'a self,
+            impl ::adk::__private::middleware::Fits<#marker> for #body_type {
+                fn run<'a>(
                     _: &'a mut <#marker as ::adk::pipeline::Pipeline>::Context,
                     _: ::adk::pipeline::Next<'a, <#marker as ::adk::pipeline::Pipeline>::Context>,
-                ) -> ::adk::pipeline::BoxFuture<'a, ::core::result::Result<(), ::adk::pipeline::BoxError>> {
-                    ::core::unreachable!("`#[middleware]` reported a compile error for this function")
+                ) -> impl ::core::future::Future<Output = ::core::result::Result<(), ::adk::pipeline::BoxError>> + ::core::marker::Send + 'a {
+                    async { ::core::unreachable!("`#[middleware]` reported a compile error for this function") }
                 }
             }
         }
     });
     quote! {
         #(#errors)*
-        #unit_struct
+        #named_fn
         #body_function
         #(#impls)*
     }

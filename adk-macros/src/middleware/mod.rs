@@ -1,9 +1,10 @@
-//! `#[middleware(pipeline = ...)]`: an `async fn` becomes a unit struct implementing
-//! `adk::pipeline::Middleware` for the pipelines it names.
+//! `#[middleware(pipeline = ...)]`: an `async fn` stays a fn of its name, which is
+//! `adk::pipeline::Middleware` for the pipelines it names (through a hidden type that carries
+//! its body and says which pipelines it fits).
 //!
 //! `parse` reads the attribute and the function, `validate` collects every mistake with the
 //! span of the user's token, `expand` writes the code. On any mistake the user's function and
-//! struct are still emitted, so the only errors are ours and those inside the user's body.
+//! the fn of its name are still emitted, so the only errors are ours and those inside the user's body.
 
 mod expand;
 mod next_use;
@@ -80,8 +81,8 @@ fn check(arguments: TokenStream, function: &parse::MiddlewareFn) -> Checked<'_> 
     }
 }
 
-/// Our error for an associated fn, with the fix: the unit struct `#[middleware]` makes cannot
-/// live in an `impl` or `trait` block.
+/// Our error for an associated fn, with the fix: the module and impls `#[middleware]` writes next
+/// to the fn cannot live in an `impl` or `trait` block.
 fn placement_error(function: &parse::MiddlewareFn, placement: &Placement) -> Option<syn::Error> {
     let name = function.name();
     let is_method = function
@@ -101,8 +102,8 @@ fn placement_error(function: &parse::MiddlewareFn, placement: &Placement) -> Opt
     Some(syn::Error::new(
         proc_macro2::Span::call_site(),
         format!(
-            "`#[middleware]` goes on a free `async fn`, not in `{block}`: it makes `{name}` a \
-             unit struct, which {kind} block cannot hold; move `{name}` out of the block into the \
+            "`#[middleware]` goes on a free `async fn`, not in `{block}`: it writes a \
+             module and impls next to `{name}`, which {kind} block cannot hold; move `{name}` out of the block into the \
              module and register it as `{name}` (to give a middleware state, implement \
              `adk::pipeline::Middleware` for your type by hand)"
         ),

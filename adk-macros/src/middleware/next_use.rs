@@ -16,6 +16,11 @@
 //! - **Every `next.run(..)` future is awaited, returned, or handed on.** Thrown away by
 //!   `next.run(ctx);`, `_ = next.run(ctx);`, `let _ = ..`, `drop(..)`, or bound to a name that is
 //!   never awaited or handed on, it is an error at the call.
+//! - **Whatever takes the chain is run in turn.** A closure or async block that captures `next`
+//!   (or its future), and what a call that takes it returns, hold the chain: they settle a path
+//!   once awaited (a closure: called, and its result awaited), returned or handed on, and are
+//!   reported where `next` was moved in when thrown away instead (`cond.then(|| ..);`,
+//!   `helper(next);`, an async block or closure bound and never run).
 //! - Only the `next` parameter binding counts: `iter().next()` is a method named `next`, and a
 //!   `let next = ..` that shadows the parameter is another value.
 //! - A branch taken only when `ctx.is_aborted()` holds (`if ctx.is_aborted() { return Ok(()) }`)
@@ -27,11 +32,13 @@
 //!   on purpose; thrown-away futures are still reported.
 
 mod plainly;
+mod shapes;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 
 pub(crate) use plainly::plainly_settled;
+use shapes::{is_drop, is_error_exit, merge, pattern_names};
 
 /// What the body analysis found.
 #[derive(Default)]
@@ -41,8 +48,10 @@ pub(crate) struct NextUse {
     /// Paths that return `Ok` without settling, as the tokens to point at. `None` when no single
     /// place can be named (the caret goes on the parameter).
     pub(crate) unsettled: Vec<Option<TokenStream>>,
-    /// `next.run(..)` calls whose future is thrown away, as the call's tokens.
-    pub(crate) thrown_away: Vec<TokenStream>,
+    /// Chain values thrown away, as the tokens that made them, each with whether it was a
+    /// holder of the chain (a closure, an async block or a call that took `next` or its future)
+    /// rather than a `next.run(..)` future.
+    pub(crate) thrown_away: Vec<(TokenStream, bool)>,
     /// `.abort(..)` calls on something other than the context, reached on a path nothing had
     /// settled yet, as the call's tokens: the likely reason such a path is unsettled.
     pub(crate) foreign_aborts: Vec<TokenStream>,
@@ -100,10 +109,10 @@ fn analyse_with(
         analysis.result.unsettled.push(witness);
     }
     for (index, token) in analysis.tokens.iter().enumerate() {
-        if let Token::Future(call) = token
+        if let Token::Future(call, holder) = token
             && !analysis.consumed[index]
         {
-            analysis.result.thrown_away.push(call.clone());
+            analysis.result.thrown_away.push((call.clone(), *holder));
         }
     }
     analysis.result
@@ -115,8 +124,9 @@ fn analyse_with(
 enum Token {
     Context,
     Next,
-    /// The `next.run(..)` call the future came from.
-    Future(TokenStream),
+    /// The `next.run(..)` call the future came from, or (`true`) the closure, async block or
+    /// call that holds the chain.
+    Future(TokenStream, bool),
 }
 
 /// What an expression evaluates to, as far as the chain is concerned.
@@ -125,10 +135,13 @@ enum Value {
     Other,
     /// The `next` parameter or a rename of it.
     Next,
-    /// A `next.run(..)` future: bound to token `token`, or fresh from the call.
+    /// A `next.run(..)` future, or a holder of the chain that must be run the same way: a
+    /// closure or async block that captured it, or what a call that took it returned. Bound to
+    /// token `token`, or fresh from `call`.
     Future {
         token: Option<usize>,
         call: TokenStream,
+        holder: bool,
     },
 }
 
@@ -217,8 +230,13 @@ impl Analysis {
     /// `value` is dropped unused. A fresh future is reported here; a bound one when the analysis
     /// ends, if nothing else awaited it.
     fn discard(&mut self, value: &Value) {
-        if let Value::Future { token: None, call } = value {
-            self.result.thrown_away.push(call.clone());
+        if let Value::Future {
+            token: None,
+            call,
+            holder,
+        } = value
+        {
+            self.result.thrown_away.push((call.clone(), *holder));
         }
     }
 
@@ -227,9 +245,10 @@ impl Analysis {
             // The context carries no chain: handing it on settles nothing.
             Token::Context => Value::Other,
             Token::Next => Value::Next,
-            Token::Future(call) => Value::Future {
+            Token::Future(call, holder) => Value::Future {
                 token: Some(token),
                 call: call.clone(),
+                holder: *holder,
             },
         }
     }
@@ -304,12 +323,17 @@ impl Analysis {
                 // The rename is judged by its own uses; the original was moved into it.
                 return flow;
             }
-            (syn::Pat::Ident(binding), Value::Future { token, call })
-                if binding.subpat.is_none() =>
-            {
+            (
+                syn::Pat::Ident(binding),
+                Value::Future {
+                    token,
+                    call,
+                    holder,
+                },
+            ) if binding.subpat.is_none() => {
                 let token = match token {
                     Some(token) => *token,
-                    None => self.new_token(Token::Future(call.clone())),
+                    None => self.new_token(Token::Future(call.clone(), *holder)),
                 };
                 self.bind(binding.ident.to_string(), Some(token));
                 return flow;
@@ -342,6 +366,39 @@ impl Analysis {
         flow
     }
 
+    /// Evaluates a call's arguments: a chain value among them is taken by the call, whose
+    /// result then holds the chain (it settles nothing until that result is run). True when
+    /// one did.
+    fn taken_by_call<'e>(
+        &mut self,
+        exprs: impl IntoIterator<Item = &'e syn::Expr>,
+        mut flow: Option<Flow>,
+    ) -> (bool, Option<Flow>) {
+        let mut carried = false;
+        for expr in exprs {
+            let Some(current) = flow else {
+                return (carried, None);
+            };
+            let (value, next_flow) = self.expr(expr, current);
+            flow = next_flow;
+            carried |= self.consume(&value);
+        }
+        (carried, flow)
+    }
+
+    /// What a call returns: a holder of the chain when it took the chain.
+    fn call_result(&self, carried: bool, call: &dyn ToTokens) -> Value {
+        if carried {
+            Value::Future {
+                token: None,
+                call: self.witness(call),
+                holder: true,
+            }
+        } else {
+            Value::Other
+        }
+    }
+
     fn expr(&mut self, expr: &syn::Expr, flow: Flow) -> Evaluated {
         match expr {
             syn::Expr::Path(path) => {
@@ -363,17 +420,19 @@ impl Analysis {
             }
             syn::Expr::MethodCall(call) => {
                 let (receiver, flow) = self.expr(&call.receiver, flow);
-                let mut flow = self.handed_on(&call.args, flow);
+                let (carried, mut flow) = self.taken_by_call(&call.args, flow);
                 let value = match receiver {
                     Value::Next if call.method == "run" => Value::Future {
                         token: None,
                         call: self.witness(call),
+                        holder: false,
                     },
                     // `next.pipeline()` reads; it does not run the chain.
                     Value::Next => Value::Other,
                     // A combinator (`.boxed()`, `.map(..)`) is still the chain's future.
                     future @ Value::Future { .. } => future,
-                    Value::Other => Value::Other,
+                    // `cond.then(|| next.run(ctx))`: the result holds the chain.
+                    Value::Other => self.call_result(carried, call),
                 };
                 // A tool middleware settles its call with `refuse` or `respond`, as others abort;
                 // a `turn_input` middleware settles its turn with `complete_with(reply)`.
@@ -395,7 +454,9 @@ impl Analysis {
                 (value, flow)
             }
             syn::Expr::Call(call) => {
-                let (_, flow) = self.expr(&call.func, flow);
+                let (function, flow) = self.expr(&call.func, flow);
+                // Calling a closure that holds the chain runs it into its result.
+                let called = self.consume(&function);
                 if is_drop(&call.func) {
                     let mut flow = flow;
                     for argument in &call.args {
@@ -406,7 +467,8 @@ impl Analysis {
                     }
                     return (Value::Other, flow);
                 }
-                (Value::Other, self.handed_on(&call.args, flow))
+                let (carried, flow) = self.taken_by_call(&call.args, flow);
+                (self.call_result(carried || called, call), flow)
             }
             syn::Expr::Return(returned) => {
                 let (value, flow) = match &returned.expr {
@@ -449,10 +511,10 @@ impl Analysis {
             syn::Expr::Unsafe(block) => self.block(&block.block, flow),
             syn::Expr::Const(block) => self.block(&block.block, flow),
             syn::Expr::TryBlock(block) => self.block(&block.block, flow),
-            syn::Expr::Async(block) => self.deferred(flow, |analysis| {
+            syn::Expr::Async(block) => self.deferred(flow, expr, |analysis| {
                 let _ = analysis.block(&block.block, Flow::Settled);
             }),
-            syn::Expr::Closure(closure) => self.deferred(flow, |analysis| {
+            syn::Expr::Closure(closure) => self.deferred(flow, expr, |analysis| {
                 analysis.scopes.push(Vec::new());
                 for input in &closure.inputs {
                     analysis.bind_pattern(input);
@@ -601,9 +663,15 @@ impl Analysis {
     }
 
     /// A closure or async block: what it does with the chain happens when someone calls or
-    /// awaits it, which the analysis does not follow. A chain it captures counts as handed on
-    /// here; its own `return`s are its own.
-    fn deferred(&mut self, flow: Flow, body: impl FnOnce(&mut Self)) -> Evaluated {
+    /// awaits it. One that captures the chain is a holder of it, which must itself be awaited
+    /// (a closure: called, and its result awaited), returned or handed on; its own `return`s
+    /// are its own.
+    fn deferred(
+        &mut self,
+        flow: Flow,
+        expr: &syn::Expr,
+        body: impl FnOnce(&mut Self),
+    ) -> Evaluated {
         let before = self.result.ever_run;
         let consumed_before = self.consumed.clone();
         let unsettled = std::mem::take(&mut self.result.unsettled);
@@ -614,7 +682,14 @@ impl Analysis {
         self.result.ever_run |= before;
         self.result.unsettled = unsettled;
         self.loops = loops;
-        let flow = if captured { Flow::Settled } else { flow };
+        if captured {
+            let holder = Value::Future {
+                token: None,
+                call: self.witness(expr),
+                holder: true,
+            };
+            return (holder, Some(flow));
+        }
         (Value::Other, Some(flow))
     }
 
@@ -800,95 +875,5 @@ impl Analysis {
                 _ => {}
             }
         }
-    }
-}
-
-/// Joins the paths of branches into the path after them.
-fn merge(branches: Vec<(Option<Flow>, TokenStream)>) -> Option<Flow> {
-    let any_handled = branches
-        .iter()
-        .any(|(flow, _)| !matches!(flow, Some(Flow::Open(_))));
-    let any_settled = branches
-        .iter()
-        .any(|(flow, _)| matches!(flow, Some(Flow::Settled)));
-    let mut open = branches
-        .into_iter()
-        .filter_map(|(flow, tokens)| match flow {
-            Some(Flow::Open(witness)) => Some((witness, tokens)),
-            _ => None,
-        });
-    match open.next() {
-        Some((witness, tokens)) => Some(Flow::Open(if any_handled {
-            witness.or(Some(tokens))
-        } else {
-            witness
-        })),
-        // Every branch settled or left; when none falls through, nothing follows.
-        None => any_settled.then_some(Flow::Settled),
-    }
-}
-
-/// `Err(..)`, `return Err(..)`, `Err(..)?`, `bail!(..)`: a path that fails rather than
-/// short-circuits.
-fn is_error_exit(expr: &syn::Expr) -> bool {
-    match expr {
-        syn::Expr::Call(call) => matches!(&*call.func, syn::Expr::Path(path)
-            if path.path.segments.last().is_some_and(|segment| segment.ident == "Err")),
-        syn::Expr::Paren(inner) => is_error_exit(&inner.expr),
-        syn::Expr::Group(inner) => is_error_exit(&inner.expr),
-        syn::Expr::Try(tried) => is_error_exit(&tried.expr),
-        syn::Expr::Return(returned) => returned.expr.as_deref().is_some_and(is_error_exit),
-        syn::Expr::Macro(mac) => mac
-            .mac
-            .path
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "bail"),
-        syn::Expr::Block(block) => matches!(block.block.stmts.last(),
-            Some(syn::Stmt::Expr(tail, None)) if is_error_exit(tail)),
-        _ => false,
-    }
-}
-
-fn is_drop(function: &syn::Expr) -> bool {
-    let syn::Expr::Path(path) = function else {
-        return false;
-    };
-    let segments: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
-    matches!(
-        segments.iter().map(String::as_str).collect::<Vec<_>>()[..],
-        ["drop"] | ["mem", "drop" | "forget"] | ["std" | "core", "mem", "drop" | "forget"]
-    )
-}
-
-fn pattern_names(pattern: &syn::Pat, names: &mut Vec<String>) {
-    match pattern {
-        syn::Pat::Ident(binding) => {
-            names.push(binding.ident.to_string());
-            if let Some((_, sub)) = &binding.subpat {
-                pattern_names(sub, names);
-            }
-        }
-        syn::Pat::Tuple(tuple) => tuple.elems.iter().for_each(|p| pattern_names(p, names)),
-        syn::Pat::TupleStruct(tuple) => tuple.elems.iter().for_each(|p| pattern_names(p, names)),
-        syn::Pat::Struct(fields) => fields
-            .fields
-            .iter()
-            .for_each(|field| pattern_names(&field.pat, names)),
-        syn::Pat::Slice(slice) => slice.elems.iter().for_each(|p| pattern_names(p, names)),
-        syn::Pat::Reference(inner) => pattern_names(&inner.pat, names),
-        syn::Pat::Type(inner) => pattern_names(&inner.pat, names),
-        syn::Pat::Paren(inner) => pattern_names(&inner.pat, names),
-        syn::Pat::Or(or) => {
-            if let Some(first) = or.cases.first() {
-                pattern_names(first, names);
-            }
-        }
-        _ => {}
     }
 }

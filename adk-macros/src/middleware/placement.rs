@@ -1,7 +1,7 @@
 //! Where the annotated fn sits: at module level, or inside an `impl` or `trait` block.
 //!
-//! An attribute macro sees only its item, and `#[middleware]` emits a unit struct, which an
-//! `impl` block cannot hold: there rustc would say "struct is not supported in `impl`s" and the
+//! An attribute macro sees only its item, and `#[middleware]` emits a module and impls, which an
+//! `impl` block cannot hold: there rustc would say "module is not supported in `impl`s" and the
 //! fn would disappear. To say what to do instead, the macro looks at the source around the
 //! attribute: it reads the file the attribute is in (its span says which, and where) and finds
 //! the innermost `{` block open at that point. This is a best effort that never rejects code on

@@ -550,7 +550,7 @@ fn awaited_run_calls_pass_in_every_position() {
 }
 
 #[test]
-fn a_valid_function_expands_to_a_struct_one_impl_per_pipeline_and_one_direct_call() {
+fn a_valid_function_expands_to_a_fn_of_its_name_and_one_fits_impl_per_pipeline() {
     let output = expand(
         quote!(pipeline = [dispatch_input, dispatch_output]),
         quote! {
@@ -563,7 +563,8 @@ fn a_valid_function_expands_to_a_struct_one_impl_per_pipeline_and_one_direct_cal
         &Placement::Free,
     )
     .to_string();
-    // The struct, its doc comment and its one `Deref` (to the first pipeline) are written by
+    // The fn of the user's name with its doc comment, the hidden type in its own module, and the
+    // one direct call (for the first pipeline's context) are written by
     // `adk::__middleware_struct!`.
     let struct_invocation = output
         .split(":: adk :: __middleware_struct ! (")
@@ -572,7 +573,8 @@ fn a_valid_function_expands_to_a_struct_one_impl_per_pipeline_and_one_direct_cal
         .unwrap_or_else(|| panic!("no __middleware_struct! call in {output}"));
     assert!(struct_invocation.contains("Counts iterations."), "{output}");
     assert!(
-        struct_invocation.ends_with("pub count , DispatchInput , DispatchContext"),
+        struct_invocation
+            .ends_with("pub count , __adk_middleware_count , DispatchInput , DispatchContext"),
         "{output}"
     );
     assert_eq!(
@@ -583,7 +585,7 @@ fn a_valid_function_expands_to_a_struct_one_impl_per_pipeline_and_one_direct_cal
     for marker in ["DispatchInput", "DispatchOutput"] {
         assert!(
             output.contains(&format!(
-                "impl :: adk :: pipeline :: Middleware < :: adk :: pipeline :: {marker} > for count"
+                "impl :: adk :: __private :: middleware :: Fits < :: adk :: pipeline :: {marker} > for __adk_middleware_count :: count"
             )),
             "{output}"
         );
@@ -601,15 +603,20 @@ fn an_invalid_function_still_expands_to_its_struct_and_body() {
     .to_string();
     assert!(output.contains("compile_error"), "{output}");
     assert!(
-        output.contains("__middleware_struct ! ([] [] load_history , TurnInput , TurnContext)"),
+        output.contains(
+            "__middleware_struct ! ([] [] load_history , __adk_middleware_load_history , TurnInput , TurnContext)"
+        ),
         "{output}"
     );
-    assert!(output.contains("impl load_history"), "{output}");
+    assert!(
+        output.contains("impl __adk_middleware_load_history :: load_history"),
+        "{output}"
+    );
     // The pipeline is unknown: every pipeline gets an impl, so the registration stays quiet
     // whichever one the user meant.
     for marker in ["TurnInput", "TurnOutput", "DispatchInput", "DispatchOutput"] {
         assert!(
-            output.contains(&format!("Middleware < :: adk :: pipeline :: {marker} >")),
+            output.contains(&format!("Fits < :: adk :: pipeline :: {marker} >")),
             "{output}"
         );
     }
@@ -625,7 +632,7 @@ fn a_known_pipeline_keeps_its_impl_after_a_signature_error() {
     .to_string();
     assert!(output.contains("compile_error"), "{output}");
     assert!(
-        output.contains("Middleware < :: adk :: pipeline :: TurnInput >"),
+        output.contains("Fits < :: adk :: pipeline :: TurnInput >"),
         "{output}"
     );
 }
@@ -741,7 +748,9 @@ fn a_body_that_does_not_parse_is_left_to_rustc() {
     .to_string();
     assert!(!output.contains("compile_error"), "{output}");
     assert!(
-        output.contains("Middleware < :: adk :: pipeline :: TurnInput > for load_history"),
+        output.contains(
+            "Fits < :: adk :: pipeline :: TurnInput > for __adk_middleware_load_history :: load_history"
+        ),
         "{output}"
     );
 }
@@ -756,7 +765,7 @@ fn inside_an_impl_block_only_our_error_and_the_fn_itself_are_emitted() {
     .to_string();
     assert_eq!(output.matches("compile_error").count(), 1, "{output}");
     assert!(output.contains("not in `impl Agent`"), "{output}");
-    assert!(!output.contains("struct load_history"), "{output}");
+    assert!(!output.contains("__middleware_struct"), "{output}");
     assert!(output.contains("async fn load_history"), "{output}");
 }
 
@@ -802,5 +811,41 @@ fn a_single_pipeline_name_reads_the_same_as_darlings_general_parse() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(names(&direct), names(&general), "{tokens}");
+    }
+}
+
+#[test]
+fn a_holder_of_next_that_is_never_run_is_reported_where_it_is_made() {
+    for body in [
+        // A closure that is never called.
+        quote! { let run = move || next.run(ctx); Ok(()) },
+        // `bool::then` makes the future and drops it.
+        quote! { cached(ctx).then(|| next.run(ctx)); Ok(()) },
+        // An async block that is never awaited.
+        quote! { let rest = async move { next.run(ctx).await }; Ok(()) },
+        quote! { async move { let _ = next.run(ctx).await; }; Ok(()) },
+        // A helper that takes `next`, whose result is never awaited.
+        quote! { helper(next); Ok(()) },
+        quote! { let _ = helper(ctx, next); Ok(()) },
+    ] {
+        let found = body_problems(body.clone());
+        assert_one_problem_containing(&found, &["`next` is moved in here", "never run"]);
+    }
+}
+
+#[test]
+fn a_holder_of_next_that_is_run_settles_its_path() {
+    for body in [
+        quote! { let run = move || next.run(ctx); let _ = run().await; Ok(()) },
+        quote! { let _ = (move || next.run(ctx))().await; Ok(()) },
+        quote! { let rest = async move { next.run(ctx).await }; let _ = rest.await; Ok(()) },
+        quote! { if let Some(rest) = cached(ctx).then(|| next.run(ctx)) { let _ = rest.await; } Ok(()) },
+        quote! { let _ = tokio::time::timeout(limit, next.run(ctx)).await?; Ok(()) },
+        quote! { let outcome = helper(ctx, next).await; let _ = outcome; Ok(()) },
+        quote! { return helper(ctx, next).await; },
+        quote! { helper(ctx, next).await },
+    ] {
+        let found = body_problems(body.clone());
+        assert!(found.is_empty(), "{body}: {found:#?}");
     }
 }

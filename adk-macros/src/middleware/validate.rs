@@ -604,15 +604,23 @@ pub(crate) fn body(
     };
     if !found.thrown_away.is_empty() {
         // One report per mistake: a thrown-away future also leaves its path unsettled.
-        for call in found.thrown_away {
-            problems.spanning(
-                call,
+        for (call, holder) in found.thrown_away {
+            let message = if holder {
+                format!(
+                    "`{next}` is moved in here, but what this makes is never run: it is not \
+                     awaited, returned or handed on, so the rest of {pipeline_text} never runs; \
+                     `.await` it (call a closure and `.await` what it returns), or run the chain \
+                     directly with `{next}.run(ctx).await` (`cond.then(|| {next}.run(ctx))` \
+                     makes a future that is dropped unrun)"
+                )
+            } else {
                 format!(
                     "`{next}.run(..)` returns a future that does nothing until it is awaited, so \
                      the rest of {pipeline_text} never runs; add `.await`: \
                      `{next}.run(ctx).await`"
-                ),
-            );
+                )
+            };
+            problems.spanning(call, message);
         }
         return;
     }

@@ -3,7 +3,9 @@
 //! Each trait here turns a type mismatch in generated code into an error in the user's words,
 //! spanned at the user's own tokens by the macro.
 
-use crate::pipeline::{BoxError, Next};
+use std::future::Future;
+
+use crate::pipeline::{BoxError, BoxFuture, Middleware, Next, Pipeline};
 
 /// Implemented only for a type and itself; `Pipeline` is carried for the message. The generated `handle` passes the pipeline's context
 /// through it, spanned at the context type the user wrote, so a type alias of the other scope's
@@ -76,130 +78,177 @@ where
     futures_util::FutureExt::map(body(ctx, next), into_result)
 }
 
-/// `Middleware::handle` for a `#[middleware]` fn: its unboxed future, boxed. Generic, so it is
-/// checked once here rather than in every user's crate.
-pub fn boxed<'a, M, P>(
-    middleware: &'a M,
-    ctx: &'a mut P::Context,
-    next: Next<'a, P::Context>,
-) -> crate::pipeline::BoxFuture<'a, Result<(), BoxError>>
-where
-    M: crate::pipeline::Middleware<P>,
-    P: crate::pipeline::Pipeline,
-{
-    Box::pin(middleware.handle_unboxed(ctx, next))
+/// The pipelines a `#[middleware]` fn fits: implemented by the macro, once per listed pipeline,
+/// for the hidden type that carries the fn (`run` is the fn's body). The fn item itself is the
+/// middleware (see the blanket `Middleware` impl below), so a wrong pipeline is reported here,
+/// under the fn's name.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not middleware for the `{P}` pipeline",
+    label = "this middleware cannot be registered here",
+    note = "a `#[middleware(pipeline = ...)]` fn fits only the pipelines it lists: register it on one of them, or add this pipeline to its list"
+)]
+pub trait Fits<P: Pipeline>: 'static {
+    /// The fn's body, its error boxed.
+    fn run<'a>(
+        ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
+    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a;
 }
 
-/// The methods of a `#[middleware]` fn's `Middleware` impl for one pipeline. Not a public API.
+/// What a value must be to be registered as middleware when it is not a middleware type: a
+/// `#[middleware]` fn. A plain `async fn` or a closure fails here; the error is reported as
+/// `Middleware`'s (this impl is `do_not_recommend`), whose notes name `#[adk::middleware]`.
+pub trait MiddlewareFn<P: Pipeline> {
+    /// The hidden type whose `Fits` impls say which pipelines the fn fits.
+    type Body;
+}
+
+// The fn a `#[middleware]` fn becomes is generic over the context (`fn name<'a, C>(ctx: &'a mut
+// C, next: Next<'a, C>) -> DirectCallFuture<'a, Body, C>`), so it accepts any pipeline's context
+// here, and the pipeline is checked on `Body` alone: a middleware registered on the wrong
+// pipeline, even of the other scope, is reported as `Body: Fits<P>`, under the fn's name.
+#[diagnostic::do_not_recommend]
+impl<P, F, R> MiddlewareFn<P> for F
+where
+    P: Pipeline,
+    F: Fn(&'static mut P::Context, Next<'static, P::Context>) -> R,
+    R: NamedCall,
+{
+    type Body = R::Body;
+}
+
+/// The future a direct call of a `#[middleware]` fn returns, which names the fn's hidden type.
+pub trait NamedCall {
+    /// The fn's hidden type.
+    type Body;
+}
+
+impl<M, C> NamedCall for crate::pipeline::DirectCallFuture<'_, M, C> {
+    type Body = M;
+}
+
+/// A `#[middleware]` fn is middleware for every pipeline its attribute lists. Implemented for
+/// the fn item (the value the user registers by name), not for a type of the same name: a type
+/// or a unit struct would occupy a name a local binding or pattern could then no longer take.
 ///
-/// `handle_unboxed` runs `$place`, which the proc macro built and spanned at the user's tokens,
-/// and returns `$future`, the future's type (`impl Future<..> + Send + 'a`), which the proc
-/// macro spans at the user's fn name: a body whose future is not `Send` is reported there, once;
-/// `handle` boxes it. The impl's header is written by the proc macro, so a middleware registered
-/// on the wrong pipeline is reported at the user's attribute with no mention of a macro of ours.
-/// The methods are written here rather than by the proc macro because rustc expands a
-/// `macro_rules!` far faster than an unoptimised proc macro builds the same tokens, on every
-/// `cargo check` of the user's crate.
+/// The `Fn` bound is also `MiddlewareFn`'s; written here too, it lets coherence see that no
+/// middleware type (which is not callable) is covered by this impl.
+impl<P, F, R> Middleware<P> for F
+where
+    P: Pipeline,
+    F: Fn(&'static mut P::Context, Next<'static, P::Context>) -> R,
+    F: MiddlewareFn<P> + Send + Sync + 'static,
+    <F as MiddlewareFn<P>>::Body: Fits<P>,
+{
+    fn handle<'a>(
+        &'a self,
+        ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(<<F as MiddlewareFn<P>>::Body as Fits<P>>::run(ctx, next))
+    }
+
+    #[inline]
+    fn handle_unboxed<'a>(
+        &'a self,
+        ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
+    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a
+    where
+        Self: Sized,
+    {
+        <<F as MiddlewareFn<P>>::Body as Fits<P>>::run(ctx, next)
+    }
+
+    /// The fn's name: the hidden type carries it.
+    fn name(&self) -> &'static str {
+        crate::pipeline::short_type_name(std::any::type_name::<<F as MiddlewareFn<P>>::Body>())
+    }
+}
+
+/// Runs a `#[middleware]` fn called directly (`load_history(ctx, next)`) with the context `C`:
+/// implemented for the fn's hidden type, for the context of the first pipeline it lists.
+#[diagnostic::on_unimplemented(
+    message = "this middleware cannot be called with `&mut {C}`",
+    label = "called with the wrong context",
+    note = "a `#[middleware]` fn is called with the context its first pipeline hands it: `&mut TurnContext` for `turn_input` and `turn_output`, `&mut DispatchContext` for `dispatch_input` and `dispatch_output`, `&mut ToolContext` for `tool_execution`"
+)]
+pub trait CalledWith<C> {
+    /// The body for that context, boxed.
+    fn call<'a>(ctx: &'a mut C, next: Next<'a, C>) -> BoxFuture<'a, Result<(), BoxError>>;
+}
+
+/// `CalledWith::call` for the first pipeline `P` a `#[middleware]` fn lists. Generic, so it is
+/// checked once here rather than for every middleware in the user's crate.
+pub fn call_first<'a, M, P>(
+    ctx: &'a mut P::Context,
+    next: Next<'a, P::Context>,
+) -> BoxFuture<'a, Result<(), BoxError>>
+where
+    M: Fits<P>,
+    P: Pipeline,
+{
+    Box::pin(M::run(ctx, next))
+}
+
+/// The methods of a `#[middleware]` fn's `Fits` impl for one pipeline. Not a public API.
+///
+/// `run` runs `$place`, which the proc macro built and spanned at the user's tokens, and returns
+/// `$future`, the future's type (`impl Future<..> + Send + 'a`), which the proc macro spans at
+/// the user's fn name: a body whose future is not `Send` is reported there, once. The impl's
+/// header is written by the proc macro. The method is written here rather than by the proc
+/// macro because rustc expands a `macro_rules!` far faster than an unoptimised proc macro builds
+/// the same tokens, on every `cargo check` of the user's crate.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_methods {
-    ($pipeline:ident, $context:ident, $future:ty, |$ctx:ident, $next:ident| $place:expr) => {
-        fn handle<'a>(
-            &'a self,
-            ctx: &'a mut $crate::$context,
-            next: $crate::pipeline::Next<'a, $crate::$context>,
-        ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>>
-        {
-            $crate::__private::middleware::boxed::<Self, $crate::pipeline::$pipeline>(
-                self, ctx, next,
-            )
-        }
-
+    ($context:ident, $future:ty, |$ctx:ident, $next:ident| $place:expr) => {
         #[inline]
-        fn handle_unboxed<'a>(
-            &'a self,
+        fn run<'a>(
             $ctx: &'a mut $crate::$context,
             $next: $crate::pipeline::Next<'a, $crate::$context>,
-        ) -> $future
-        where
-            Self: ::core::marker::Sized,
-        {
+        ) -> $future {
             $place
         }
     };
 }
 
-/// The unit struct a `#[middleware]` fn becomes, with the fn's doc comments and `#[cfg]`s, and
-/// the `Deref` that makes it callable (`load_history(ctx, next)`): to [`call_directly`] for the
-/// first pipeline it is declared for. Written here rather than by the proc macro for the reason
-/// given at [`__middleware_methods!`]. Not a public API.
+/// What a `#[middleware]` fn becomes: a fn of the same name and visibility, with the fn's doc
+/// comments and `#[cfg]`s, that a builder takes as middleware and a caller calls like the fn it
+/// was written as (`load_history(ctx, next).await`); and, in a hidden module, the type that
+/// carries the body, with its direct call for the first pipeline's context. Only the fn takes
+/// the user's name, in the value namespace, like a plain fn: a `let`, a parameter or a pattern
+/// of that name elsewhere keeps its meaning. Written here rather than by the proc macro for the
+/// reason given at [`__middleware_methods!`]. Not a public API.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __middleware_struct {
-    ([$($docs:tt)*] [$(#[$cfg:meta])*] $visibility:vis $name:ident, $pipeline:ident, $context:ident) => {
+    ([$($docs:tt)*] [$(#[$cfg:meta])*] $visibility:vis $name:ident, $module:ident, $pipeline:ident, $context:ident) => {
+        $(#[$cfg])*
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        $visibility mod $module {
+            #[allow(non_camel_case_types, dead_code)]
+            pub struct $name {}
+        }
+
         $($docs)*
         $(#[$cfg])*
-        #[allow(non_camel_case_types)]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-        $visibility struct $name;
+        $visibility fn $name<'a, C>(
+            ctx: &'a mut C,
+            next: $crate::pipeline::Next<'a, C>,
+        ) -> $crate::pipeline::DirectCallFuture<'a, $module::$name, C> {
+            $crate::pipeline::DirectCallFuture::new(ctx, next)
+        }
 
         $(#[$cfg])*
-        impl ::core::ops::Deref for $name {
-            type Target = $crate::__private::middleware::DirectCall<$crate::$context>;
-
-            fn deref(&self) -> &Self::Target {
-                $crate::__private::middleware::direct_call::<$name, $crate::pipeline::$pipeline>()
+        impl $crate::__private::middleware::CalledWith<$crate::$context> for $module::$name {
+            fn call<'a>(
+                ctx: &'a mut $crate::$context,
+                next: $crate::pipeline::Next<'a, $crate::$context>,
+            ) -> $crate::pipeline::BoxFuture<'a, ::core::result::Result<(), $crate::pipeline::BoxError>> {
+                $crate::__private::middleware::call_first::<Self, $crate::pipeline::$pipeline>(ctx, next)
             }
         }
     };
 }
-
-/// Holds `call_directly::<M, P>` as a constant, so a reference to it is `'static`.
-struct DirectCallOf<M, P>(std::marker::PhantomData<(M, P)>);
-
-impl<M, P> DirectCallOf<M, P>
-where
-    M: crate::pipeline::Middleware<P> + Default,
-    P: crate::pipeline::Pipeline,
-{
-    const CALL: DirectCall<P::Context> = call_directly::<M, P>;
-}
-
-/// `call_directly::<M, P>` as a `'static` fn pointer: what each `Deref` returns. The cast and
-/// the `'static` borrow are made here, once, rather than checked in every middleware's `deref`.
-pub fn direct_call<M, P>() -> &'static DirectCall<P::Context>
-where
-    M: crate::pipeline::Middleware<P> + Default,
-    P: crate::pipeline::Pipeline,
-{
-    &DirectCallOf::<M, P>::CALL
-}
-
-/// Runs the middleware `M` on `ctx` and `next` outside a pipeline walk: what a `#[middleware]`
-/// unit struct derefs to, so a test can call it as the fn it was written as. Generic, so it is
-/// checked once here rather than for every middleware in the user's crate.
-pub fn call_directly<'a, M, P>(
-    ctx: &'a mut P::Context,
-    next: Next<'a, P::Context>,
-) -> crate::pipeline::DirectCallFuture<'a>
-where
-    M: crate::pipeline::Middleware<P> + Default,
-    P: crate::pipeline::Pipeline,
-{
-    const {
-        assert!(
-            std::mem::size_of::<M>() == 0,
-            "call_directly is for the unit structs `#[middleware]` makes"
-        )
-    };
-    // A unit struct: boxing and leaking it allocates nothing, and gives the `'static` borrow
-    // `handle` needs for a future that may outlive this call.
-    let middleware: &'static M = Box::leak(Box::new(M::default()));
-    crate::pipeline::DirectCallFuture::new(middleware.handle(ctx, next))
-}
-
-/// What a `#[middleware]` unit struct derefs to, so that `load_history(ctx, next)` calls it.
-/// (It returns a named future rather than a `BoxFuture`: a `dyn Future` in this type costs
-/// `cargo check` a well-formedness proof per middleware.)
-pub type DirectCall<C> =
-    for<'a> fn(&'a mut C, Next<'a, C>) -> crate::pipeline::DirectCallFuture<'a>;

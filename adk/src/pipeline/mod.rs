@@ -41,8 +41,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What calling a `#[middleware]` fn directly returns: its outcome, with the error boxed.
 ///
-/// `#[middleware]` turns the fn into a unit struct, which can still be called like the fn it
-/// was written as, so one middleware can run another, and a test can run one on its own:
+/// `#[middleware]` keeps the fn a fn of the same name, so it is still called like the fn it was
+/// written as: one middleware can run another, and a test can run one on its own. `M` is the
+/// hidden type that carries the fn's body, `C` the context it was called with (the context of
+/// the first pipeline the fn lists; another one is reported where the call is awaited). The body
+/// starts on the first poll.
 ///
 /// ```
 /// use adk::TurnContext;
@@ -66,31 +69,52 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// }
 /// ```
 #[must_use = "a middleware does nothing until its future is awaited"]
-pub struct DirectCallFuture<'a> {
-    inner: BoxFuture<'a, Result<(), BoxError>>,
+pub struct DirectCallFuture<'a, M, C> {
+    /// The arguments, until the first poll starts the body.
+    arguments: Option<(&'a mut C, Next<'a, C>)>,
+    running: Option<BoxFuture<'a, Result<(), BoxError>>>,
+    body: std::marker::PhantomData<fn() -> M>,
 }
 
-impl<'a> DirectCallFuture<'a> {
-    pub(crate) fn new(inner: BoxFuture<'a, Result<(), BoxError>>) -> Self {
-        Self { inner }
+impl<'a, M, C> DirectCallFuture<'a, M, C> {
+    /// The call of `M`'s fn with `ctx` and `next`. Not a public API: `#[middleware]` writes it.
+    #[doc(hidden)]
+    pub fn new(ctx: &'a mut C, next: Next<'a, C>) -> Self {
+        Self {
+            arguments: Some((ctx, next)),
+            running: None,
+            body: std::marker::PhantomData,
+        }
     }
 }
 
-impl Future for DirectCallFuture<'_> {
+impl<'a, M, C> Future for DirectCallFuture<'a, M, C>
+where
+    M: crate::__private::middleware::CalledWith<C>,
+{
     type Output = Result<(), BoxError>;
 
     fn poll(
         mut self: Pin<&mut Self>,
         context: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        self.inner.as_mut().poll(context)
+        let this = &mut *self;
+        if let Some((ctx, next)) = this.arguments.take() {
+            this.running = Some(M::call(ctx, next));
+        }
+        match this.running.as_mut() {
+            Some(running) => running.as_mut().poll(context),
+            // Unreachable: `arguments` is set until `running` is.
+            None => std::task::Poll::Pending,
+        }
     }
 }
 
-impl fmt::Debug for DirectCallFuture<'_> {
+impl<M, C> fmt::Debug for DirectCallFuture<'_, M, C> {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
             .debug_struct("DirectCallFuture")
+            .field("started", &self.running.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -247,8 +271,8 @@ impl Downstream {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not middleware for the `{P}` pipeline",
     label = "this middleware cannot be registered here",
-    note = "a closure becomes middleware through `adk::pipeline::from_fn(|ctx, next| async move {{ .. }})`",
-    note = "a `#[middleware(pipeline = ...)]` fn fits only the pipelines it lists: register it on one of them, or add this pipeline to its list"
+    note = "an `async fn` becomes middleware with `#[adk::middleware(pipeline = ...)]` written above it",
+    note = "a closure becomes middleware through `adk::pipeline::from_fn(|ctx, next| async move {{ .. }})`"
 )]
 pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
     /// Runs this middleware: the pre-step, then `next.run(ctx).await`, then the post-step.
@@ -275,15 +299,15 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
     }
 
     /// The name run-time errors use for this middleware (`E_PIPELINE_SHORT_CIRCUITED`, a
-    /// failure). The default is the type's name without its module path, which for a
-    /// `#[middleware]` fn's unit struct is the fn's name.
+    /// failure). The default is the type's name without its module path; for a `#[middleware]`
+    /// fn it is the fn's name.
     fn name(&self) -> &'static str {
         short_type_name(std::any::type_name::<Self>())
     }
 }
 
 /// `my_crate::auth::Guard<u32>` as `Guard<u32>`: the last path segment before any generics.
-fn short_type_name(full: &'static str) -> &'static str {
+pub(crate) fn short_type_name(full: &'static str) -> &'static str {
     let generics = full.find('<').unwrap_or(full.len());
     let start = full[..generics].rfind("::").map_or(0, |cut| cut + 2);
     &full[start..]

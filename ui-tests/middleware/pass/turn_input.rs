@@ -20,9 +20,12 @@ pub async fn load_history(ctx: &mut TurnContext, next: Next<'_, TurnContext>) ->
 fn main() {
     let mut stack = Stack::<TurnInput>::new();
     stack.push(load_history);
-    // The struct keeps the function's docs and is an ordinary value.
+    // The fn keeps its docs and is an ordinary (`Copy`) value, named as written.
     let copied = load_history;
     stack.push(copied);
     assert_eq!(stack.len(), 2);
-    assert_eq!(format!("{load_history:?}"), "load_history");
+    assert_eq!(
+        adk::pipeline::Middleware::<TurnInput>::name(&load_history),
+        "load_history"
+    );
 }

@@ -1,4 +1,4 @@
-//! A closure given straight to `.turn_input(..)`: the fix (`from_fn`) leads the notes.
+//! A closure given straight to `.turn_input(..)`: a note names the fix (`from_fn`).
 use adk::TurnRunner;
 use adk::context::TurnContext;
 use adk::pipeline::{BoxError, Next};
