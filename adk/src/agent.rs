@@ -274,21 +274,39 @@ impl<S, X> AgentBuilder<S, X> {
     ///
     /// # Panics
     ///
-    /// As [`TurnRunnerBuilder::build`]: in debug builds only, when declared stash keys or
-    /// middleware state keys disagree.
+    /// As [`TurnRunnerBuilder::build`]: in every build profile, when declared stash keys or
+    /// middleware state keys disagree; [`try_build`](Self::try_build) returns the error instead.
     pub fn build(self) -> Agent
     where
         S: HasStorage,
         X: HasModel,
     {
-        Agent {
+        match self.try_build() {
+            Ok(agent) => agent,
+            Err(conflicts) => panic!("{conflicts}"),
+        }
+    }
+
+    /// Builds the agent once every key declared in the program agrees; see
+    /// [`TurnRunnerBuilder::try_build`].
+    ///
+    /// # Errors
+    ///
+    /// [`Conflicts`](crate::declarations::Conflicts) naming both declarations of every
+    /// disagreement.
+    pub fn try_build(self) -> Result<Agent, crate::declarations::Conflicts>
+    where
+        S: HasStorage,
+        X: HasExecutor,
+    {
+        Ok(Agent {
             name: self.name,
             instructions: Arc::new(
                 self.instructions
                     .unwrap_or_else(|| Tokenizable::from(DEFAULT_INSTRUCTIONS)),
             ),
-            runner: self.runner.build(),
-        }
+            runner: self.runner.try_build()?,
+        })
     }
 }
 

@@ -6,7 +6,8 @@
 //! parent erases the child). Each declaring macro therefore registers a [`Declaration`]
 //! (kind, path, type, file:line) with the linker through the `inventory` crate, and
 //! [`check`] compares every declaration of a kind once the program runs, before any turn does:
-//! the runner calls it when it is built in debug builds, and a test suite calls
+//! the runner calls it when it is built, in every build profile (`TurnRunnerBuilder::try_build`
+//! returns the report as an error, `build` panics with it), and a test suite calls
 //! [`crate::stash::assert_declared_keys_agree`] in one line.
 //!
 //! The mechanism is not tied to the stash: another macro that declares keys of its own kind
@@ -93,6 +94,18 @@ pub enum Conflict {
         /// The second declaration, as `(type, file:line)`.
         second: (&'static str, String),
     },
+    /// One path declared twice, with one type, at two places: two constants that must be kept
+    /// in step by hand, which drift apart on the next edit of either.
+    DeclaredTwice {
+        /// The path both declare.
+        path: &'static str,
+        /// The type both declare.
+        type_name: &'static str,
+        /// The first declaration's `file:line`.
+        first: String,
+        /// The second declaration's `file:line`.
+        second: String,
+    },
     /// One key claimed by two types whose records must not mix (checked by [`check_distinct`]).
     SharedKey {
         /// The key both declare.
@@ -124,6 +137,16 @@ impl fmt::Display for Conflict {
                  is read back as the other: give one of them another path, or declare the key \
                  once and share the constant",
                 first.0, first.1, second.0, second.1
+            ),
+            Self::DeclaredTwice {
+                path,
+                type_name,
+                first,
+                second,
+            } => write!(
+                formatter,
+                "`{path}` is declared twice as `{type_name}`, at {first} and at {second}: \
+                 declare the key once and share the constant, so the two cannot drift apart"
             ),
             Self::SharedKey {
                 path,
@@ -172,8 +195,9 @@ impl fmt::Display for Conflicts {
     }
 }
 
-/// Checks that no two declarations of `kind` disagree: no path with two types, no path under
-/// another declared path. The same path declared twice with one type is fine.
+/// Checks that no two declarations of `kind` disagree: no path with two types, no path declared
+/// twice at two places, no path under another declared path. A key declared with an inferred
+/// type (`stash_key!("a.b" => _)`, written where it is used) may repeat a declared path.
 pub fn check(kind: DeclarationKind) -> Result<(), Conflicts> {
     check_with(kind, conflicts_among)
 }
@@ -235,11 +259,22 @@ fn conflicts_among(
 ) -> Vec<Conflict> {
     // Per path, the first declaration of each type.
     let mut by_path: BTreeMap<&'static str, Vec<(&'static str, String)>> = BTreeMap::new();
+    let mut twice = Vec::new();
     let mut sorted: Vec<_> = entries.into_iter().collect();
     sorted.sort();
+    // One declaration expanded more than once (a `macro_rules!` used twice) has one location.
+    sorted.dedup();
     for (path, type_name, location) in sorted {
         let types = by_path.entry(path).or_default();
-        if types.iter().any(|(seen, _)| *seen == type_name) {
+        if let Some((_, first)) = types.iter().find(|(seen, _)| *seen == type_name) {
+            if type_name != INFERRED_TYPE {
+                twice.push(Conflict::DeclaredTwice {
+                    path,
+                    type_name,
+                    first: first.clone(),
+                    second: location,
+                });
+            }
             continue;
         }
         // An inferred type cannot disagree with a written one: keep a written type when there
@@ -252,7 +287,7 @@ fn conflicts_among(
         }
         types.push((type_name, location));
     }
-    let mut conflicts = Vec::new();
+    let mut conflicts = twice;
     for (path, types) in &by_path {
         for pair in types.windows(2) {
             conflicts.push(Conflict::TwoTypes {
@@ -311,8 +346,27 @@ mod tests {
     }
 
     #[test]
-    fn one_path_declared_twice_with_one_type_agrees() {
-        let found = conflicts_among([entry("a.count", "u32", 1), entry("a.count", "u32", 9)]);
+    fn one_path_declared_twice_with_one_type_names_both_places() {
+        let found = conflicts_among([entry("a.count", "u32", 9), entry("a.count", "u32", 1)]);
+        assert_eq!(
+            found,
+            [Conflict::DeclaredTwice {
+                path: "a.count",
+                type_name: "u32",
+                first: "src/lib.rs:1".to_owned(),
+                second: "src/lib.rs:9".to_owned(),
+            }]
+        );
+        let text = found[0].to_string();
+        assert!(
+            text.contains("at src/lib.rs:1 and at src/lib.rs:9"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn one_declaration_expanded_twice_is_one_declaration() {
+        let found = conflicts_among([entry("a.count", "u32", 4), entry("a.count", "u32", 4)]);
         assert!(found.is_empty(), "{found:#?}");
     }
 

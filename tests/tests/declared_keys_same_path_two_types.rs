@@ -1,5 +1,7 @@
 //! One path declared with two types in two modules: the program-wide check names both
-//! declarations, and a debug build refuses to build the runner.
+//! declarations, and the runner refuses to build, in every build profile: `try_build` returns
+//! the report, `build` panics with it. (Nothing here depends on `debug_assertions`: a release
+//! build runs the same code.)
 
 use adk::TurnRunner;
 use adk::context::DispatchContext;
@@ -58,9 +60,27 @@ fn one_path_with_two_types_is_reported_with_both_declarations() {
 }
 
 #[test]
+fn try_build_returns_the_conflict_instead_of_a_runner() {
+    let result = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|_: &mut DispatchContext| {
+            Box::pin(async { Ok(()) })
+        }))
+        .try_build();
+    let Err(conflicts) = result else {
+        panic!("the runner was built although two keys disagree");
+    };
+    assert!(
+        conflicts
+            .to_string()
+            .contains("`shop.orders.count` is declared as"),
+        "{conflicts}"
+    );
+}
+
+#[test]
 #[should_panic(expected = "`shop.orders.count` is declared as")]
-#[cfg(debug_assertions)]
-fn a_debug_build_refuses_to_build_the_runner() {
+fn build_refuses_to_build_the_runner_in_every_profile() {
     let _runner = TurnRunner::builder()
         .storage(NoopStorage::new())
         .executor(executor_fn(|_: &mut DispatchContext| {

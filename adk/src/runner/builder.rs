@@ -246,22 +246,51 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     ///
     /// # Panics
     ///
-    /// In debug builds only, when two stash keys declared anywhere in the program disagree (one
-    /// path with two types, or a path under another); see
-    /// [`crate::stash::check_declared_keys`]; or when two middleware state types share a key
+    /// In every build profile, when two keys declared anywhere in the program disagree: two
+    /// stash keys (one path with two types, one path declared twice, or a path under another;
+    /// see [`crate::stash::check_declared_keys`]), or two middleware state types with one key
     /// (see [`crate::middleware_state::check_declared_keys`]). Such keys lose data silently at
-    /// run time, so the check runs before any turn can.
+    /// run time, so the check runs before any turn can. [`try_build`](Self::try_build) returns
+    /// the same report as an error instead.
     pub fn build(self) -> TurnRunner
     where
         S: HasStorage,
         X: HasExecutor,
     {
-        #[cfg(debug_assertions)]
-        {
-            crate::stash::assert_declared_keys_agree();
-            crate::middleware_state::assert_declared_keys_distinct();
+        match self.try_build() {
+            Ok(runner) => runner,
+            Err(conflicts) => panic!("{conflicts}"),
         }
-        TurnRunner::from_parts(RunnerParts {
+    }
+
+    /// Builds the runner once every key declared in the program agrees; the check
+    /// [`build`](Self::build) panics on, as an error. It runs in release builds too, once per
+    /// process (the declarations are fixed when the program is linked).
+    ///
+    /// ```
+    /// # use adk::TurnRunner;
+    /// # use adk::storage::NoopStorage;
+    /// # use adk::dispatch::ScriptedModel;
+    /// let runner = TurnRunner::builder()
+    ///     .storage(NoopStorage::new())
+    ///     .executor(ScriptedModel::new())
+    ///     .try_build()
+    ///     .expect("the program's keys agree");
+    /// # let _ = runner;
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Conflicts`](crate::declarations::Conflicts) naming both declarations of every
+    /// disagreement, with their `file:line`: among the stash keys first, then among the
+    /// middleware state keys.
+    pub fn try_build(self) -> Result<TurnRunner, crate::declarations::Conflicts>
+    where
+        S: HasStorage,
+        X: HasExecutor,
+    {
+        declared_keys_agree()?;
+        Ok(TurnRunner::from_parts(RunnerParts {
             storage: self.storage.into_storage(),
             executor: self.executor.into_executor(),
             tools: self.tools,
@@ -275,6 +304,19 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             session_store: self.session_store,
             output_key: self.output_key,
             reported_unknown: std::sync::Mutex::default(),
-        })
+        }))
     }
+}
+
+/// Every key the program declares, checked once per process: the declarations are collected
+/// when the program is linked, so the answer cannot change while it runs.
+fn declared_keys_agree() -> Result<(), crate::declarations::Conflicts> {
+    static CHECKED: std::sync::OnceLock<Result<(), crate::declarations::Conflicts>> =
+        std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            crate::stash::check_declared_keys()?;
+            crate::middleware_state::check_declared_keys()
+        })
+        .clone()
 }

@@ -40,9 +40,9 @@ pub use registry::Registry;
 pub const MAX_DEPTH: usize = 64;
 
 /// Checks every stash key the program declares with `stash_key!` or `stash_keys!`, wherever it
-/// is declared: no path with two types, no path under another declared path (setting the
-/// parent would replace the child's value). The runner runs this when it is built in debug
-/// builds; [`assert_declared_keys_agree`] is the one-line test.
+/// is declared: no path with two types, no path declared twice at two places, no path under
+/// another declared path (setting the parent would replace the child's value). The runner runs
+/// this when it is built, in every build profile (`try_build` returns the report); [`assert_declared_keys_agree`] is the one-line test.
 ///
 /// ```
 /// const COUNT: adk::StashKey<u32> = adk::stash_key!("my-org.count" => u32);
