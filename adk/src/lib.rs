@@ -325,7 +325,7 @@ pub use adk_macros::storage_adapter;
 ///     ctx.abort("this deployment is read-only");
 ///     Ok(())
 /// }
-/// # let _ = read_only;
+/// # let _ = adk::pipeline::Stack::<adk::pipeline::TurnInput>::new().push(read_only);
 /// ```
 ///
 /// ```compile_fail
