@@ -292,9 +292,9 @@ impl<S, X> AgentBuilder<S, X> {
     ///
     /// # Errors
     ///
-    /// [`Conflicts`](crate::declarations::Conflicts) naming both declarations of every
+    /// [`BuildError`](crate::runner::BuildError) naming both declarations of every
     /// disagreement.
-    pub fn try_build(self) -> Result<Agent, crate::declarations::Conflicts>
+    pub fn try_build(self) -> Result<Agent, crate::runner::BuildError>
     where
         S: HasStorage,
         X: HasExecutor,

@@ -46,7 +46,7 @@ fn every_declaration_is_collected_with_its_location() {
         .iter()
         .find(|declaration| declaration.path == "shop.billing.total")
         .expect("the key is collected");
-    assert_eq!(total.location(), "tests/tests/declared_keys_clean.rs:21");
+    assert_eq!(total.location(), "tests/tests/declared_keys_clean.rs:22");
     assert_eq!((total.type_name)(), "u64");
 }
 

@@ -40,21 +40,21 @@ fn one_path_with_two_types_is_reported_with_both_declarations() {
         [
             (
                 "alloc::string::String",
-                "tests/tests/declared_keys_same_path_two_types.rs:16".to_owned()
+                "tests/tests/declared_keys_same_path_two_types.rs:18".to_owned()
             ),
             (
                 "u32",
-                "tests/tests/declared_keys_same_path_two_types.rs:11".to_owned()
+                "tests/tests/declared_keys_same_path_two_types.rs:13".to_owned()
             ),
         ]
     );
     let report = conflicts.to_string();
     assert!(
-        report.contains("declared_keys_same_path_two_types.rs:11"),
+        report.contains("declared_keys_same_path_two_types.rs:13"),
         "{report}"
     );
     assert!(
-        report.contains("declared_keys_same_path_two_types.rs:16"),
+        report.contains("declared_keys_same_path_two_types.rs:18"),
         "{report}"
     );
 }

@@ -166,17 +166,7 @@ where
     }
 }
 
-/// Runs a `#[middleware]` fn called directly (`load_history(ctx, next)`) with the context `C`:
-/// implemented for the fn's hidden type, for the context of the first pipeline it lists.
-#[diagnostic::on_unimplemented(
-    message = "this middleware cannot be called with `&mut {C}`",
-    label = "called with the wrong context",
-    note = "a `#[middleware]` fn is called with the context its first pipeline hands it: `&mut TurnContext` for `turn_input` and `turn_output`, `&mut DispatchContext` for `dispatch_input` and `dispatch_output`, `&mut ToolContext` for `tool_execution`"
-)]
-pub trait CalledWith<C> {
-    /// The body for that context, boxed.
-    fn call<'a>(ctx: &'a mut C, next: Next<'a, C>) -> BoxFuture<'a, Result<(), BoxError>>;
-}
+pub use crate::pipeline::CalledWith;
 
 /// `CalledWith::call` for the first pipeline `P` a `#[middleware]` fn lists. Generic, so it is
 /// checked once here rather than for every middleware in the user's crate.

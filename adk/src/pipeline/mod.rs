@@ -90,7 +90,7 @@ impl<'a, M, C> DirectCallFuture<'a, M, C> {
 
 impl<'a, M, C> Future for DirectCallFuture<'a, M, C>
 where
-    M: crate::__private::middleware::CalledWith<C>,
+    M: CalledWith<C>,
 {
     type Output = Result<(), BoxError>;
 
@@ -117,6 +117,19 @@ impl<M, C> fmt::Debug for DirectCallFuture<'_, M, C> {
             .field("started", &self.running.is_some())
             .finish_non_exhaustive()
     }
+}
+
+/// Runs a `#[middleware]` fn called directly (`load_history(ctx, next)`) with the context `C`:
+/// implemented for the fn's hidden type, for the context of the first pipeline it lists.
+#[diagnostic::on_unimplemented(
+    message = "this middleware cannot be called with `&mut {C}`",
+    label = "called with the wrong context",
+    note = "a `#[middleware]` fn is called with the context its first pipeline hands it: `&mut TurnContext` for `turn_input` and `turn_output`, `&mut DispatchContext` for `dispatch_input` and `dispatch_output`, `&mut ToolContext` for `tool_execution`"
+)]
+#[doc(hidden)]
+pub trait CalledWith<C> {
+    /// The body for that context, boxed.
+    fn call<'a>(ctx: &'a mut C, next: Next<'a, C>) -> BoxFuture<'a, Result<(), BoxError>>;
 }
 
 mod sealed {

@@ -308,6 +308,10 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     }
 }
 
+/// Why [`TurnRunnerBuilder::try_build`] (and the agent's) refused to build: keys declared in
+/// the program disagree. The report names both declarations of every conflict.
+pub type BuildError = crate::declarations::Conflicts;
+
 /// Every key the program declares, checked once per process: the declarations are collected
 /// when the program is linked, so the answer cannot change while it runs.
 fn declared_keys_agree() -> Result<(), crate::declarations::Conflicts> {

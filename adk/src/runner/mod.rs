@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-pub use builder::{HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuilder};
+pub use builder::{BuildError, HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuilder};
 pub use outcome::{TurnOutcome, TurnStatus};
 
 use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext};
