@@ -674,3 +674,86 @@ pub fn captured_log<T>(filter: &str, work: impl FnOnce() -> T) -> (String, T) {
         returned,
     )
 }
+
+// ---------------------------------------------------------------------------------------------
+
+/// A session store written against the trait's required methods only, as a store from before
+/// events, lineage and `commit_state` would be: every optional method keeps the trait's default
+/// (which answers `SessionStoreError::Unsupported`). It forwards to an in-memory store.
+///
+/// ```
+/// use adk::state::{SessionKey, SessionStore};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = adk_integration_tests::StoreWithRequiredMethodsOnly::default();
+/// store.create_session(&SessionKey::new("app", "ada", "s-1"), Default::default()).await?;
+/// assert!(store.forks(&SessionKey::new("app", "ada", "s-1")).await.is_err());
+/// # Ok::<(), adk::state::SessionStoreError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Default)]
+pub struct StoreWithRequiredMethodsOnly(pub adk::state::InMemorySessionStore);
+
+impl adk::state::SessionStore for StoreWithRequiredMethodsOnly {
+    async fn create_session(
+        &self,
+        key: &adk::state::SessionKey,
+        state: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<adk::state::Session, adk::state::SessionStoreError> {
+        self.0.create_session(key, state).await
+    }
+    async fn get_session(
+        &self,
+        key: &adk::state::SessionKey,
+    ) -> Result<Option<adk::state::Session>, adk::state::SessionStoreError> {
+        self.0.get_session(key).await
+    }
+    async fn list_sessions(
+        &self,
+        app: &adk::ids::AppName,
+        user: Option<&adk::ids::UserId>,
+    ) -> Result<Vec<adk::state::Session>, adk::state::SessionStoreError> {
+        self.0.list_sessions(app, user).await
+    }
+    async fn delete_session(
+        &self,
+        key: &adk::state::SessionKey,
+    ) -> Result<(), adk::state::SessionStoreError> {
+        self.0.delete_session(key).await
+    }
+    async fn app_state(
+        &self,
+        app: &adk::ids::AppName,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, adk::state::SessionStoreError> {
+        self.0.app_state(app).await
+    }
+    async fn user_state(
+        &self,
+        app: &adk::ids::AppName,
+        user: &adk::ids::UserId,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, adk::state::SessionStoreError> {
+        self.0.user_state(app, user).await
+    }
+    async fn load_turn(
+        &self,
+        key: &adk::state::SessionKey,
+        thread: &adk::ids::ThreadId,
+    ) -> Result<adk::state::LoadedTurn, adk::state::SessionStoreError> {
+        self.0.load_turn(key, thread).await
+    }
+    async fn commit_turn(
+        &self,
+        key: &adk::state::SessionKey,
+        commit: adk::state::TurnCommit,
+    ) -> Result<(), adk::state::SessionStoreError> {
+        self.0.commit_turn(key, commit).await
+    }
+    async fn copy_thread_records(
+        &self,
+        key: &adk::state::SessionKey,
+        from: &adk::ids::ThreadId,
+        to: &adk::ids::ThreadId,
+    ) -> Result<(), adk::state::SessionStoreError> {
+        self.0.copy_thread_records(key, from, to).await
+    }
+}

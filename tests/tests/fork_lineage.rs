@@ -94,8 +94,25 @@ async fn fork_the_tree(storage: &SharedStorage, store: &SharedSessionStore) {
             fork = fork.at_message(message);
         }
         let forked = fork.run(storage, store).await.expect("forks");
-        assert_eq!(forked.fork.thread.as_str(), to);
-        assert_eq!(forked.fork.point.thread.as_str(), from);
+        assert_eq!(
+            forked
+                .fork
+                .as_ref()
+                .expect("the store keeps lineage")
+                .thread
+                .as_str(),
+            to
+        );
+        assert_eq!(
+            forked
+                .fork
+                .as_ref()
+                .expect("the store keeps lineage")
+                .point
+                .thread
+                .as_str(),
+            from
+        );
     }
 }
 
@@ -278,4 +295,21 @@ async fn postgres_keeps_the_lineage_for_another_connection() {
         .await
         .expect("connects again");
     assert_the_tree(&every_lineage(&SharedSessionStore::new(second)).await);
+}
+
+#[tokio::test]
+async fn a_store_that_keeps_no_lineage_still_forks_and_says_it_recorded_none() {
+    let storage = storage_with_main().await;
+    let store = adk_integration_tests::StoreWithRequiredMethodsOnly::default();
+    store
+        .create_session(&key(), Default::default())
+        .await
+        .expect("creates");
+    let forked = Fork::new(key(), "main", "a")
+        .at_message("m-2")
+        .run(&storage, &store)
+        .await
+        .expect("forks though the store keeps no lineage");
+    assert_eq!(forked.messages_copied, 2);
+    assert!(forked.fork.is_none(), "{:?}", forked.fork);
 }

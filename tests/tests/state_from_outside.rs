@@ -746,71 +746,7 @@ async fn an_edit_that_writes_a_session_key_is_refused_and_writes_nothing() {
 
 #[tokio::test]
 async fn a_store_that_predates_commit_state_refuses_it_as_unsupported() {
-    struct Old(InMemorySessionStore);
-    impl SessionStore for Old {
-        async fn create_session(
-            &self,
-            key: &SessionKey,
-            state: Map<String, Value>,
-        ) -> Result<adk::state::Session, adk::state::SessionStoreError> {
-            self.0.create_session(key, state).await
-        }
-        async fn get_session(
-            &self,
-            key: &SessionKey,
-        ) -> Result<Option<adk::state::Session>, adk::state::SessionStoreError> {
-            self.0.get_session(key).await
-        }
-        async fn list_sessions(
-            &self,
-            app: &adk::ids::AppName,
-            user: Option<&adk::ids::UserId>,
-        ) -> Result<Vec<adk::state::Session>, adk::state::SessionStoreError> {
-            self.0.list_sessions(app, user).await
-        }
-        async fn delete_session(
-            &self,
-            key: &SessionKey,
-        ) -> Result<(), adk::state::SessionStoreError> {
-            self.0.delete_session(key).await
-        }
-        async fn app_state(
-            &self,
-            app: &adk::ids::AppName,
-        ) -> Result<Map<String, Value>, adk::state::SessionStoreError> {
-            self.0.app_state(app).await
-        }
-        async fn user_state(
-            &self,
-            app: &adk::ids::AppName,
-            user: &adk::ids::UserId,
-        ) -> Result<Map<String, Value>, adk::state::SessionStoreError> {
-            self.0.user_state(app, user).await
-        }
-        async fn load_turn(
-            &self,
-            key: &SessionKey,
-            thread: &adk::ids::ThreadId,
-        ) -> Result<adk::state::LoadedTurn, adk::state::SessionStoreError> {
-            self.0.load_turn(key, thread).await
-        }
-        async fn commit_turn(
-            &self,
-            key: &SessionKey,
-            commit: adk::state::TurnCommit,
-        ) -> Result<(), adk::state::SessionStoreError> {
-            self.0.commit_turn(key, commit).await
-        }
-        async fn copy_thread_records(
-            &self,
-            key: &SessionKey,
-            from: &adk::ids::ThreadId,
-            to: &adk::ids::ThreadId,
-        ) -> Result<(), adk::state::SessionStoreError> {
-            self.0.copy_thread_records(key, from, to).await
-        }
-    }
-    let store = Old(InMemorySessionStore::new());
+    let store = adk_integration_tests::StoreWithRequiredMethodsOnly::default();
     let mut edit = adk::state::StateEdit::load(&store, "app", "ada")
         .await
         .expect("loads");

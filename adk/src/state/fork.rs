@@ -74,8 +74,10 @@ pub struct Forked {
     /// Source records the hook's states could not read (copied unchanged).
     pub mismatches: Vec<Mismatch>,
     /// The lineage recorded for the new thread: its source thread and message, and its
-    /// sibling index (see [`SessionStore::thread_lineage`]).
-    pub fork: ForkRecord,
+    /// sibling index (see [`SessionStore::thread_lineage`]). `None` when the store keeps no
+    /// lineage (its `record_fork` answers [`SessionStoreError::Unsupported`], the trait's
+    /// default): the fork itself still happened.
+    pub fork: Option<ForkRecord>,
 }
 
 /// Why a fork did not happen. Only [`ForkError::CopyMessages`], [`ForkError::Commit`] and
@@ -320,13 +322,18 @@ impl Fork {
             message: messages[cut].id().to_owned(),
             message_index: u32::try_from(cut).unwrap_or(u32::MAX),
         };
-        let fork = store
-            .record_fork(&self.session, &self.to, point)
-            .await
-            .map_err(|source| ForkError::Lineage {
-                thread: self.to.clone(),
-                source,
-            })?;
+        // A store written before lineage existed keeps the trait's default, which refuses:
+        // that is no reason to fail a fork whose messages and state are already copied.
+        let fork = match store.record_fork(&self.session, &self.to, point).await {
+            Ok(record) => Some(record),
+            Err(SessionStoreError::Unsupported { .. }) => None,
+            Err(source) => {
+                return Err(ForkError::Lineage {
+                    thread: self.to.clone(),
+                    source,
+                });
+            }
+        };
         Ok(Forked {
             messages_copied: cut + 1,
             records_copied,
