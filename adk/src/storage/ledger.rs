@@ -15,7 +15,7 @@
 //! [`StorageAdapter::record_tool_result`](super::StorageAdapter::record_tool_result)): the
 //! default keeps nothing, so every call runs, as it did before the ledger.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -252,23 +252,56 @@ pub(crate) async fn call_recorded(
     outcome
 }
 
-/// The in-memory ledger [`NoopStorage`](super::NoopStorage) keeps, per partition.
-#[derive(Debug, Default)]
+/// How many records the in-memory ledger keeps before it forgets the oldest.
+pub(super) const MEMORY_LEDGER_CAPACITY: usize = 10_000;
+
+/// The in-memory ledger [`NoopStorage`](super::NoopStorage) keeps, per partition: at most
+/// `capacity` records, the oldest forgotten first, so a long-lived value does not grow without
+/// bound.
+#[derive(Debug)]
 pub(super) struct MemoryLedger {
-    records: Mutex<HashMap<String, ToolRecord>>,
+    records: Mutex<Records>,
+    capacity: usize,
+}
+
+#[derive(Debug, Default)]
+struct Records {
+    by_key: HashMap<String, ToolRecord>,
+    oldest_first: VecDeque<String>,
+}
+
+impl Default for MemoryLedger {
+    fn default() -> Self {
+        Self::with_capacity(MEMORY_LEDGER_CAPACITY)
+    }
 }
 
 impl MemoryLedger {
+    pub(super) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            records: Mutex::default(),
+            capacity: capacity.max(1),
+        }
+    }
+
     pub(super) fn intent(
         &self,
         partition: String,
         intent: ToolIntent,
     ) -> Result<Option<ToolRecord>, StorageError> {
         let mut records = self.records.lock().map_err(|_| poisoned())?;
-        if let Some(existing) = records.get(&partition) {
+        if let Some(existing) = records.by_key.get(&partition) {
             return Ok(Some(existing.clone()));
         }
-        records.insert(partition, ToolRecord::new(intent, None));
+        if records.oldest_first.len() >= self.capacity
+            && let Some(oldest) = records.oldest_first.pop_front()
+        {
+            records.by_key.remove(&oldest);
+        }
+        records.oldest_first.push_back(partition.clone());
+        records
+            .by_key
+            .insert(partition, ToolRecord::new(intent, None));
         Ok(None)
     }
 
@@ -279,7 +312,7 @@ impl MemoryLedger {
         result: ToolResult,
     ) -> Result<(), StorageError> {
         let mut records = self.records.lock().map_err(|_| poisoned())?;
-        match records.get_mut(partition) {
+        match records.by_key.get_mut(partition) {
             Some(record) => {
                 record.result = Some(result);
                 Ok(())
@@ -294,4 +327,48 @@ impl MemoryLedger {
 
 fn poisoned() -> StorageError {
     StorageError::backend("a previous ledger call panicked while holding the lock")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+mod tests {
+    use super::*;
+
+    fn intent(call_id: &str) -> ToolIntent {
+        ToolIntent::new(call_id, "t", "sum", None, EffectKind::AtMostOnce)
+    }
+
+    #[test]
+    fn the_memory_ledger_forgets_its_oldest_record_beyond_its_capacity() {
+        let ledger = MemoryLedger::with_capacity(2);
+        for call in ["a", "b", "c"] {
+            assert_eq!(ledger.intent(call.to_owned(), intent(call)).unwrap(), None);
+        }
+        // "a" was forgotten; "b" and "c" are kept.
+        assert!(
+            ledger
+                .intent("c".to_owned(), intent("c"))
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            ledger
+                .intent("b".to_owned(), intent("b"))
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(ledger.intent("a".to_owned(), intent("a")).unwrap(), None);
+    }
+
+    #[test]
+    fn a_result_without_an_intent_is_refused() {
+        let ledger = MemoryLedger::default();
+        let error = ledger
+            .result("k", "call-1", ToolResult::Completed)
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("record the intent first"),
+            "{error}"
+        );
+    }
 }

@@ -17,7 +17,8 @@ use super::ledger::{MemoryLedger, ToolIntent, ToolRecord, ToolResult};
 ///
 /// It keeps the [tool ledger](super::ledger) in memory, per partition and turn, for as long
 /// as the value lives (every clone shares it), so a call id re-run in the same turn against
-/// the same `NoopStorage` follows the ledger's rules.
+/// the same `NoopStorage` follows the ledger's rules. It keeps the most recent 10 000 records
+/// and forgets older ones, so a long-lived value does not grow without bound.
 ///
 /// The two byte conduits are the exception, because they must return a reader: they keep the
 /// bytes in memory, in one store per `NoopStorage` value that every clone shares and that lives
