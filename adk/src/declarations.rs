@@ -14,7 +14,7 @@
 //! (middleware state, say) registers declarations with its own [`DeclarationKind`] and checks
 //! them with [`check`].
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use adk::declarations::{self, DeclarationKind};
 //!
 //! const COUNT: adk::StashKey<u32> = adk::stash_key!("my-org.count" => u32);

@@ -94,7 +94,7 @@ pub use stash::{Registry, StashError, StashKey};
 
 /// Declares a typed key over the stash, checked at compile time.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// const COUNT: adk::StashKey<u32> = adk::stash_key!("my-org.count" => u32);
 /// let mut stash = adk::Registry::new();
 /// stash.set(COUNT, 5).unwrap();
@@ -104,7 +104,7 @@ pub use adk_macros::stash_key;
 
 /// Declares a group of typed stash keys at once, rejecting duplicates and parent/child collisions.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// adk::stash_keys! {
 ///     /// How many chunks retrieval produced.
 ///     pub CHUNKS: "my-org.retrieval.chunks" => u32,
@@ -121,7 +121,7 @@ pub use adk_macros::stash_keys;
 /// [`state`]. The type must be serde data. The result is a `const`-usable
 /// [`StateKey<T>`](state::StateKey) for `ctx.state().get(KEY)` and `ctx.state_mut().set(KEY, v)`.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::state::{Scope, State, StateKey};
 ///
 /// const THEME: StateKey<String> = adk::state_key!("user:theme" => String);

@@ -9,7 +9,7 @@ macro_rules! middleware_state_methods {
             /// [`MiddlewareStates::get`](crate::middleware_state::MiddlewareStates::get)). A
             /// borrow of the context: the state cannot change while you hold it.
             ///
-            /// ```
+            /// ```rust,standalone_crate
             /// # use adk::middleware_state::MiddlewareState;
             /// #[derive(MiddlewareState, Default, Clone)]
             /// struct Breaker { failures: u32 }
@@ -54,7 +54,7 @@ macro_rules! middleware_state_methods {
             /// `change`'s error, or the state's
             /// [`MiddlewareStateError`](crate::middleware_state::MiddlewareStateError) as `E`.
             ///
-            /// ```
+            /// ```rust,standalone_crate
             /// # use adk::middleware_state::MiddlewareState;
             /// #[derive(MiddlewareState, Default, Clone)]
             /// struct Budget { spent: u32 }

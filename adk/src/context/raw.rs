@@ -207,7 +207,7 @@ impl RawTurnContext {
     /// error, where a path in [`stash`](Self::stash)'s JSON would be silently ignored. Seeds add
     /// to an earlier [`stash`](Self::stash) seed and to each other.
     ///
-    /// ```
+    /// ```rust,standalone_crate
     /// use adk::prelude::*;
     ///
     /// adk::stash_keys! {

@@ -93,7 +93,7 @@ enum Slot {
 /// several states together. Writes go through at once, so later middleware of the turn see
 /// them; the borrow checker rules out an update inside another's closure.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::middleware_state::{MiddlewareState, MiddlewareStates};
 ///
 /// #[derive(MiddlewareState, Default, Clone)]

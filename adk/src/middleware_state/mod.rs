@@ -12,7 +12,7 @@
 //! session state, and written back by scope in the same atomic commit. A turn that touches no
 //! middleware state pays for an empty map and nothing else.
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use adk::middleware_state::{MiddlewareState, MiddlewareStates, Persistence};
 //!
 //! #[derive(MiddlewareState, Default, Clone)]
@@ -78,7 +78,7 @@ pub enum Persistence {
 /// transient, thread scope (for persistent state), version 1, and the key
 /// `module::path::TypeName`.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::middleware_state::{MiddlewareState, Persistence, StateScope};
 /// use serde::{Deserialize, Serialize};
 ///

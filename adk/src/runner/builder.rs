@@ -226,7 +226,7 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     /// and written after `turn_output`, before the commit. Any scope works; `temp:` keeps it for
     /// the turn only.
     ///
-    /// ```
+    /// ```rust,standalone_crate
     /// # use adk::TurnRunner;
     /// # use adk::storage::NoopStorage;
     /// # use adk::dispatch::ScriptedModel;

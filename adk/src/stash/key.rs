@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 /// macro rejects malformed paths before your crate compiles. Reading with a key yields `T`, and
 /// writing with it accepts only `T`, so producer and consumer cannot drift apart silently.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::StashKey;
 ///
 /// const BUDGET: StashKey<u64> = adk::stash_key!("my-org.budgets.input-tokens" => u64);

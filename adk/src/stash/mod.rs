@@ -44,7 +44,7 @@ pub const MAX_DEPTH: usize = 64;
 /// another declared path (setting the parent would replace the child's value). The runner runs
 /// this when it is built, in every build profile (`try_build` returns the report); [`assert_declared_keys_agree`] is the one-line test.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// const COUNT: adk::StashKey<u32> = adk::stash_key!("my-org.count" => u32);
 /// const TOTAL: adk::StashKey<u64> = adk::stash_key!("my-org.total" => u64);
 ///

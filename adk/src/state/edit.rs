@@ -19,7 +19,7 @@ use crate::ids::{AppName, ThreadId, UserId};
 /// refused at commit ([`StateEditError::SessionKey`]); `temp:` keys are dropped, as a turn drops
 /// them.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::state::{InMemorySessionStore, StateEdit};
 ///
 /// const THEME: adk::state::StateKey<String> = adk::state_key!("user:theme" => String);

@@ -13,7 +13,7 @@ use super::Scope;
 /// Reading through the key yields `T`, writing accepts only `T`. The string form
 /// (`state.value("user:theme")`) stays available for keys chosen at run time.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::state::{Scope, StateKey};
 ///
 /// const THEME: StateKey<String> = adk::state_key!("user:theme" => String);

@@ -30,7 +30,7 @@ pub enum StateChange {
 /// `ctx.state()` and `ctx.state_mut()` on [`TurnContext`](crate::TurnContext) and
 /// [`DispatchContext`](crate::DispatchContext).
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use adk::state::State;
 /// use serde_json::json;
 ///
