@@ -757,3 +757,51 @@ impl adk::state::SessionStore for StoreWithRequiredMethodsOnly {
         self.0.copy_thread_records(key, from, to).await
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+
+/// Runs each named `async fn(SharedSessionStore)` as three tests, one per session store: the
+/// in-memory store, SQLite (in memory) and PostgreSQL (a fresh schema named after `$label`,
+/// when `ADK_TEST_POSTGRES_URL` names a database; otherwise the test says loudly that it did
+/// not check PostgreSQL). Each scenario becomes a module with tests `in_memory`, `sqlite` and
+/// `postgres`, on a two-worker runtime so concurrent scenarios really overlap.
+///
+/// ```
+/// use adk::state::SharedSessionStore;
+///
+/// async fn a_new_store_lists_no_sessions(store: SharedSessionStore) {
+///     # let _ = store;
+/// }
+/// adk_integration_tests::on_every_session_store!("doc": a_new_store_lists_no_sessions);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! on_every_session_store {
+    ($label:literal: $($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn in_memory() {
+                let store = ::adk::state::InMemorySessionStore::new();
+                super::$name(::adk::state::SharedSessionStore::new(store)).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let store = ::adk::sqlite::SqliteSessionStore::in_memory().await.expect("opens");
+                super::$name(::adk::state::SharedSessionStore::new(store)).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some(options) = $crate::postgres_database::fresh_options($label) else {
+                    eprintln!("NOT RUN on PostgreSQL: ADK_TEST_POSTGRES_URL is not set");
+                    return;
+                };
+                let store = ::adk::postgres::PostgresSessionStore::connect_with(options)
+                    .await
+                    .expect("connects");
+                super::$name(::adk::state::SharedSessionStore::new(store)).await;
+            }
+        }
+    )*};
+}

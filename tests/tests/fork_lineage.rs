@@ -9,42 +9,9 @@
 use adk::ids::ThreadId;
 use adk::primitives::Message;
 use adk::state::{
-    Fork, ForkPoint, InMemorySessionStore, SessionKey, SessionStore, SessionStoreError,
-    SharedSessionStore, ThreadLineage,
+    Fork, ForkPoint, SessionKey, SessionStore, SessionStoreError, SharedSessionStore, ThreadLineage,
 };
 use adk::storage::{SharedStorage, StorageContext};
-
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn in_memory() {
-                super::$name(SharedSessionStore::new(InMemorySessionStore::new())).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let store = adk::sqlite::SqliteSessionStore::in_memory().await.expect("opens");
-                super::$name(SharedSessionStore::new(store)).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let Some(options) = adk_integration_tests::postgres_database::fresh_options("lineage")
-                else {
-                    eprintln!("not checked on PostgreSQL: ADK_TEST_POSTGRES_URL is not set");
-                    return;
-                };
-                let store = adk::postgres::PostgresSessionStore::connect_with(options)
-                    .await
-                    .expect("connects");
-                super::$name(SharedSessionStore::new(store)).await;
-            }
-        }
-    )*};
-}
 
 fn key() -> SessionKey {
     SessionKey::new("app", "ada", "s-1")
@@ -256,7 +223,7 @@ async fn a_thread_is_forked_into_once_and_bad_ids_are_refused(store: SharedSessi
     );
 }
 
-on_every_store!(
+adk_integration_tests::on_every_session_store!("lineage":
     a_fork_records_its_source_siblings_and_original,
     deleting_the_session_deletes_its_lineage,
     concurrent_forks_at_one_message_get_distinct_sibling_indexes,

@@ -11,40 +11,6 @@ use adk::prelude::*;
 use adk::state::{InMemorySessionStore, SessionKey, SessionStore, SharedSessionStore};
 use serde_json::{Map, Value, json};
 
-/// Runs the scenario `$name(store)` once per session store, as `$name::in_memory`,
-/// `$name::sqlite` and `$name::postgres`.
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-
-            #[tokio::test]
-            async fn in_memory() {
-                super::$name(SharedSessionStore::new(InMemorySessionStore::new())).await;
-            }
-
-            #[tokio::test]
-            async fn sqlite() {
-                let store = adk::sqlite::SqliteSessionStore::in_memory().await.expect("opens");
-                super::$name(SharedSessionStore::new(store)).await;
-            }
-
-            #[tokio::test]
-            async fn postgres() {
-                let Some(options) = adk_integration_tests::postgres_database::fresh_options("outside")
-                else {
-                    eprintln!("not checked on PostgreSQL: ADK_TEST_POSTGRES_URL is not set");
-                    return;
-                };
-                let store = adk::postgres::PostgresSessionStore::connect_with(options)
-                    .await
-                    .expect("connects");
-                super::$name(SharedSessionStore::new(store)).await;
-            }
-        }
-    )*};
-}
-
 fn object(value: Value) -> Map<String, Value> {
     value.as_object().expect("an object").clone()
 }
@@ -194,7 +160,7 @@ async fn the_callers_delta_is_refused_as_stale_like_any_write(store: SharedSessi
     );
 }
 
-on_every_store!(
+adk_integration_tests::on_every_session_store!("outside":
     the_callers_delta_is_seen_by_the_turn_and_committed_with_it,
     a_turn_that_fails_commits_none_of_the_callers_delta,
     the_callers_delta_is_refused_as_stale_like_any_write,
@@ -343,7 +309,7 @@ async fn a_short_cut_turn_that_fails_afterwards_commits_nothing(store: SharedSes
     );
 }
 
-on_every_store!(
+adk_integration_tests::on_every_session_store!("outside":
     a_short_cut_reply_is_stored_and_its_state_committed_without_the_executor,
     a_short_cut_turn_that_fails_afterwards_commits_nothing,
 );
@@ -504,7 +470,7 @@ async fn a_tool_handlers_writes_in_a_nacked_dispatch_are_dropped(store: SharedSe
     );
 }
 
-on_every_store!(
+adk_integration_tests::on_every_session_store!("outside":
     a_tool_handler_reads_state_and_its_writes_are_committed_with_the_turn,
     a_tool_handlers_writes_in_a_nacked_dispatch_are_dropped,
 );
@@ -712,7 +678,7 @@ async fn a_turn_is_refused_as_stale_when_an_edit_changed_its_key_meanwhile(
     );
 }
 
-on_every_store!(
+adk_integration_tests::on_every_session_store!("outside":
     an_edit_outside_a_turn_writes_user_and_app_state_that_the_next_turn_sees,
     an_edit_is_refused_as_stale_when_a_turn_changed_its_key_after_the_load,
     a_turn_is_refused_as_stale_when_an_edit_changed_its_key_meanwhile,
