@@ -36,9 +36,18 @@ async fn state_of(store: &SharedSessionStore, session: &str) -> Map<String, Valu
 }
 
 /// An executor that records the state it saw under `temp:`-free key `seen` and acknowledges.
-fn recording_executor(
-    seen: std::sync::Arc<std::sync::Mutex<Option<Map<String, Value>>>>,
-) -> impl adk::dispatch::Executor {
+/// Where an executor leaves the state it saw, for the test to read after the turn.
+type Seen = std::sync::Arc<std::sync::Mutex<Option<Map<String, Value>>>>;
+
+/// The state the executor recorded in `seen`; panics (failing the test) if it never ran.
+fn what_the_executor_saw(seen: &Seen) -> Map<String, Value> {
+    seen.lock()
+        .expect("not poisoned")
+        .clone()
+        .expect("the executor ran")
+}
+
+fn recording_executor(seen: Seen) -> impl adk::dispatch::Executor {
     adk::dispatch::executor_fn(move |ctx: &mut DispatchContext| {
         let seen = seen.clone();
         Box::pin(async move {
@@ -65,11 +74,7 @@ async fn the_callers_delta_is_seen_by_the_turn_and_committed_with_it(store: Shar
         .expect("valid input");
     assert!(outcome.is_completed(), "{:?}", outcome.status);
 
-    let seen = seen
-        .lock()
-        .expect("not poisoned")
-        .clone()
-        .expect("the executor ran");
+    let seen = what_the_executor_saw(&seen);
     assert_eq!(
         seen,
         object(delta),
@@ -389,10 +394,7 @@ fn remember_tool() -> Tool {
 
 /// Calls `remember` twice, then acks; `nack` instead of the ack when asked to. Records what
 /// the second call answered and the state the executor saw after the calls.
-fn tool_calling_executor(
-    nack: bool,
-    seen: std::sync::Arc<std::sync::Mutex<Option<Map<String, Value>>>>,
-) -> impl adk::dispatch::Executor {
+fn tool_calling_executor(nack: bool, seen: Seen) -> impl adk::dispatch::Executor {
     adk::dispatch::executor_fn(move |ctx: &mut DispatchContext| {
         let seen = seen.clone();
         Box::pin(async move {
@@ -431,11 +433,7 @@ async fn a_tool_handler_reads_state_and_its_writes_are_committed_with_the_turn(
     let outcome = runner.run(raw("r10")).await.expect("valid input");
     assert!(outcome.is_completed(), "{:?}", outcome.status);
 
-    let seen = seen
-        .lock()
-        .expect("not poisoned")
-        .clone()
-        .expect("the executor ran");
+    let seen = what_the_executor_saw(&seen);
     assert_eq!(
         seen["visits"], 5,
         "the second call saw the first call's write"
@@ -567,11 +565,7 @@ async fn an_edit_outside_a_turn_writes_user_and_app_state_that_the_next_turn_see
         .build();
     let outcome = runner.run(raw("edit")).await.expect("valid input");
     assert!(outcome.is_completed(), "{:?}", outcome.status);
-    let seen = seen
-        .lock()
-        .expect("not poisoned")
-        .clone()
-        .expect("the executor ran");
+    let seen = what_the_executor_saw(&seen);
     assert_eq!(
         seen,
         object(json!({"user:theme": "dark", "app:motd": "welcome"}))
