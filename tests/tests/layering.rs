@@ -158,6 +158,7 @@ const LAYERS: &[Layer] = &[
                     "events",
                     "pipeline",
                     "context",
+                    "transcript",
                     "dispatch",
                 ],
             },

@@ -35,6 +35,9 @@ pub struct RawTurnContext {
     pub(crate) user_message: Option<UserMessage>,
     /// State the caller hands with the turn, applied right after the turn's state is loaded.
     pub(crate) state_delta: Vec<(String, serde_json::Value)>,
+    /// Set by `TurnRunner::resume` only: the id of the interrupted turn it continues, so the
+    /// ledger settles that turn's calls. Every other turn mints a fresh id.
+    pub(crate) resumed_turn_id: Option<crate::ids::TurnId>,
 }
 
 /// What the user said this turn: text, or a whole [`Message`] (attachments, your own id).
@@ -121,6 +124,7 @@ impl RawTurnContext {
             identity: None,
             user_message: None,
             state_delta: Vec::new(),
+            resumed_turn_id: None,
         }
     }
 

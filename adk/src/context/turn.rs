@@ -153,7 +153,22 @@ pub struct TurnContext {
     pub(super) completed_with: Option<Message>,
     /// Set by the runner when the dispatch begins: too late to complete with a reply.
     pub(crate) dispatch_started: bool,
+    /// Where a resumed turn's dispatch picks up (`TurnRunner::resume`); `None` for a new turn.
+    pub(crate) resume: Option<ResumePoint>,
     pub(crate) shared: Arc<TurnShared>,
+}
+
+/// Where the dispatch of a resumed turn picks up: the iteration after the last answer the
+/// interrupted turn stored, and that answer's calls that have no result yet, which the dispatch
+/// settles (runs under the ledger's rules) before it calls the model.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResumePoint {
+    pub(crate) first_iteration: u32,
+    pub(crate) unanswered: Vec<ToolCall>,
+    /// The interrupted turn's answers as stored: added to the turn after `turn_input`.
+    pub(crate) messages: Vec<Message>,
+    pub(crate) thoughts: Vec<Thought>,
+    pub(crate) tool_calls: Vec<ToolCall>,
 }
 
 impl std::fmt::Debug for TurnContext {
@@ -234,8 +249,8 @@ impl TurnContext {
             None => Registry::new(),
         };
         let abort = AbortState::for_turn(raw.cancellation);
-        // `StorageContext::for_turn` mints the turn's id.
-        let storage_context = StorageContext::for_turn(
+        // `StorageContext::for_turn` mints the turn's id; a resumed turn keeps its own.
+        let mut storage_context = StorageContext::for_turn(
             (
                 raw.conversation_id,
                 raw.app_name,
@@ -245,6 +260,9 @@ impl TurnContext {
             raw.identity,
             abort.token().clone(),
         );
+        if let Some(turn_id) = raw.resumed_turn_id {
+            storage_context = storage_context.with_turn_id(turn_id);
+        }
         Ok(Self {
             stash,
             standing_instructions: raw.standing_instructions,
@@ -261,6 +279,7 @@ impl TurnContext {
             caller_delta: raw.state_delta,
             completed_with: None,
             dispatch_started: false,
+            resume: None,
             shared: Arc::new(TurnShared {
                 storage,
                 storage_context,
@@ -334,6 +353,32 @@ impl TurnContext {
             && !self.messages.contains(message.id())
         {
             self.messages.add(message.clone());
+        }
+    }
+
+    /// Adds the answers of the interrupted turn this one resumes to the turn's collections
+    /// (those a history loader did not already put there); its calls count as made this turn.
+    pub(crate) fn admit_resumed(&mut self) {
+        let Some(point) = self.resume.as_mut() else {
+            return;
+        };
+        for message in std::mem::take(&mut point.messages) {
+            if !self.messages.contains(message.id()) {
+                self.messages.add(message);
+            }
+        }
+        for thought in std::mem::take(&mut point.thoughts) {
+            if !self.thoughts.contains(thought.id()) {
+                self.thoughts.add(thought);
+            }
+        }
+        for call in std::mem::take(&mut point.tool_calls) {
+            self.made_this_turn.insert(call.id().to_owned());
+            if self.tool_calls.contains(call.id()) {
+                self.tool_calls.replace(call);
+            } else {
+                self.tool_calls.add(call);
+            }
         }
     }
 

@@ -53,6 +53,12 @@ impl MadeThisTurn {
     pub(crate) fn contains(&self, id: &str) -> bool {
         self.0.contains(id)
     }
+
+    /// Counts `id` as made in this turn: a resumed turn's calls, read back from storage, were
+    /// made by the turn it continues.
+    pub(crate) fn insert(&mut self, id: String) {
+        self.0.insert(id);
+    }
 }
 
 fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change<T>) {

@@ -12,6 +12,7 @@
 mod executor;
 mod genai;
 mod helpers;
+mod resume;
 mod scripted;
 mod scripted_rules;
 mod tool_pipeline;
@@ -70,6 +71,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     // Boxed: the context is large, and every future that holds it would otherwise be copied
     // whole each time it moves (into a span, into the caller's future).
     let mut ctx = Box::new(DispatchContext::seeded_from(turn));
+    let resume = turn.resume.take();
     let events = ctx.shared.events.clone();
     // Unobserved lifecycle events are not built, and neither the clock nor the ids are read for
     // them (the dispatch id is made on first use).
@@ -83,7 +85,9 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         });
     }
 
-    let mut completed_iterations = 0;
+    // A resumed turn goes on counting where the interrupted one stopped: its answers keep
+    // their ids (`{dispatch}-{iteration}`), and the bound holds for the turn as a whole.
+    let mut completed_iterations = resume.as_ref().map_or(0, |point| point.first_iteration);
     // Counted as the events count them: every iteration that began, the ending one included.
     let mut started_iterations = 0;
     // Instructions are rendered from state once, before the first iteration: the model never
@@ -108,6 +112,16 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             .with_source(error),
         ),
     };
+    if let Some(point) = resume
+        && dispatch_error.is_none()
+        && !point.unanswered.is_empty()
+    {
+        // The calls run as part of the answer that made them.
+        ctx.iteration = point.first_iteration.saturating_sub(1);
+        dispatch_error = Box::pin(resume::settle_unanswered(&mut ctx, point.unanswered))
+            .await
+            .err();
+    }
     while dispatch_error.is_none() && !ctx.is_aborted() && !ctx.is_signalled() {
         if completed_iterations >= plan.max_iterations {
             dispatch_error = Some(TurnError::new(

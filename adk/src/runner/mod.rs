@@ -12,6 +12,7 @@
 mod builder;
 mod events;
 mod outcome;
+mod resume;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use tracing::Instrument;
 
 pub use builder::{BuildError, HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuilder};
 pub use outcome::{TurnOutcome, TurnStatus};
+pub use resume::{InterruptedTurn, ResumeError, Resumption};
 
 use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext};
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
@@ -132,6 +134,87 @@ impl TurnRunner {
     /// [`TurnOutcome`] says how the turn ended, and every error was also delivered on the
     /// observability bus.
     pub async fn run(&self, raw: RawTurnContext) -> Result<TurnOutcome, InvalidTurnContext> {
+        self.run_turn(raw, None).await
+    }
+
+    /// The conversation `raw` names (app, user, conversation, thread) when its last turn did
+    /// not end: read from the stored transcript (messages, thoughts and tool calls, through
+    /// the storage adapter's fetches), it ends with the user's question and no answer, or with
+    /// a model answer that made tool calls and no answer after them. `None` when the last
+    /// answer made no call (the turn ended with its reply) or nothing is stored, as with
+    /// [`NoopStorage`](crate::storage::NoopStorage), which keeps no transcript.
+    ///
+    /// To find interrupted sessions, ask this for each session a process was running (the
+    /// session store lists them: `SessionStore::list_sessions`). Only `raw`'s ids are read.
+    ///
+    /// # Errors
+    ///
+    /// [`ResumeError::Storage`] when a fetch fails; [`ResumeError::UnknownTurn`] when the last
+    /// answer's id does not name its turn.
+    pub async fn interrupted(
+        &self,
+        raw: &RawTurnContext,
+    ) -> Result<Option<InterruptedTurn>, ResumeError> {
+        let ctx = resume::storage_context_of(raw);
+        resume::find_interrupted(&self.parts.storage, &ctx).await
+    }
+
+    /// Continues the conversation's interrupted turn ([`interrupted`](Self::interrupted)) from
+    /// its last stored point, or returns [`Resumption::NothingToResume`].
+    ///
+    /// `raw` is what the process would give `run` (system prompt, ids, stash, identity,
+    /// cancellation) without a user message: the stored question is the turn's. The resumed
+    /// turn keeps the interrupted turn's id, so the [tool ledger](crate::storage::ledger)
+    /// finds its calls' records. It runs as a turn does (`turn_input`, the dispatch,
+    /// `turn_output`, the commit) with three differences: the question is not stored again;
+    /// after `turn_input` the turn's stored answers join the turn's collections; and before the
+    /// first model call, every call the turn stored without a result runs again through the
+    /// `tool_execution` pipeline under the ledger's rules — a recorded result is used without
+    /// running the tool, an idempotent call runs under its recorded key, an at-most-once call
+    /// whose intent has no result fails with `OutcomeUnknown` (the model reads that), and a
+    /// call with no intent runs. Each result is stored before the model is called, so the
+    /// model never reads a call without its result. The dispatch goes on at the iteration after
+    /// the last stored answer. State starts from the last commit: the interrupted turn's state
+    /// writes were never committed.
+    ///
+    /// # Errors
+    ///
+    /// [`ResumeError`]: a refused input, a user message given, a failed read, or an answer
+    /// whose turn cannot be told; nothing ran.
+    ///
+    /// ```
+    /// use adk::prelude::*;
+    /// use adk::runner::Resumption;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let storage = adk::sqlite::SqliteStorage::in_memory().await?;
+    /// let runner = TurnRunner::builder().storage(storage).executor(ScriptedModel::new()).build();
+    /// runner.run(RawTurnContext::new("c-1", "Be brief.").user_message("Hello!")).await?;
+    /// // The turn ended with its reply: there is nothing to resume.
+    /// let resumed = runner.resume(RawTurnContext::new("c-1", "Be brief.")).await?;
+    /// assert!(matches!(resumed, Resumption::NothingToResume));
+    /// # Ok::<(), BoxError>(())
+    /// # })?;
+    /// # Ok::<(), BoxError>(())
+    /// ```
+    pub async fn resume(&self, raw: RawTurnContext) -> Result<Resumption, ResumeError> {
+        if raw.user_message.is_some() {
+            return Err(ResumeError::UserMessageGiven);
+        }
+        let Some(turn) = self.interrupted(&raw).await? else {
+            return Ok(Resumption::NothingToResume);
+        };
+        let (turn_id, question, point) = turn.into_resume();
+        let raw = resume::resumed_input(raw, turn_id, question);
+        let outcome = self.run_turn(raw, Some(point)).await?;
+        Ok(Resumption::Resumed(Box::new(outcome)))
+    }
+
+    async fn run_turn(
+        &self,
+        raw: RawTurnContext,
+        resume: Option<crate::context::ResumePoint>,
+    ) -> Result<TurnOutcome, InvalidTurnContext> {
         let parts = &*self.parts;
         let tools = ToolRegistry::from_tools(parts.tools.iter().cloned())?;
         let events = EventSink::new(Arc::clone(&parts.listeners));
@@ -144,6 +227,7 @@ impl TurnRunner {
             events,
             parts.tool_pipeline.clone(),
         )?);
+        ctx.resume = resume;
         // The GenAI `invoke_agent` span (see `adk::otel`): model and tool calls nest under it.
         let storage = ctx.storage_context();
         let span = tracing::info_span!(
@@ -215,7 +299,14 @@ impl TurnRunner {
                 return None;
             }
             ctx.apply_caller_delta();
-            if let Err(error) = contained(ctx.store_user_message()).await {
+            // A resumed turn's question is stored already.
+            let store = async {
+                match ctx.resume {
+                    Some(_) => Ok(()),
+                    None => ctx.store_user_message().await,
+                }
+            };
+            if let Err(error) = contained(store).await {
                 shared.report_error(
                     TurnError::new(
                         ErrorCode::StorageFailed,
@@ -236,6 +327,7 @@ impl TurnRunner {
                 return None;
             }
             ctx.admit_user_message();
+            ctx.admit_resumed();
             if answered {
                 // No dispatch: `turn_output`, the output key and the commit, as for a turn the
                 // executor answered.
