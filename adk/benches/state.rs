@@ -20,13 +20,17 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
 const KEYS: [&str; 5] = ["a", "b", "user:c", "app:d", "temp:e"];
+/// The baseline's keys: as many writes, all `temp:`, since a runner without a session store
+/// fails a turn that writes a key a store would keep.
+const TEMP_KEYS: [&str; 5] = ["temp:a", "temp:b", "temp:c", "temp:d", "temp:e"];
 
 fn runner(store: Option<InMemorySessionStore>) -> TurnRunner {
+    let keys = if store.is_some() { KEYS } else { TEMP_KEYS };
     let builder = TurnRunner::builder()
         .storage(NoopStorage::new())
-        .executor(executor_fn(|ctx: &mut DispatchContext| {
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
             Box::pin(async move {
-                for key in KEYS {
+                for key in keys {
                     let next = ctx.state().value(key).and_then(|v| v.as_u64()).unwrap_or(0) + 1;
                     ctx.state_mut().set_value(key, json!(next))?;
                 }
@@ -74,6 +78,8 @@ fn bench(c: &mut Criterion) {
     let raw = || RawTurnContext::new("bench", "You are a benchmark.");
     let mut group = c.benchmark_group("state_turn_5_keys");
     let baseline = runner(None);
+    let first = runtime.block_on(baseline.run(raw())).expect("runs");
+    assert!(first.is_completed(), "{:?}", first.status);
     group.bench_function("baseline_no_store", |b| {
         b.iter(|| black_box(runtime.block_on(baseline.run(raw())).expect("runs")));
     });

@@ -275,7 +275,8 @@ impl<S, X> AgentBuilder<S, X> {
     /// # Panics
     ///
     /// As [`TurnRunnerBuilder::build`]: in every build profile, when declared stash keys or
-    /// middleware state keys disagree; [`try_build`](Self::try_build) returns the error instead.
+    /// middleware state keys disagree, and for an output key outside `temp:` without a session
+    /// store; [`try_build`](Self::try_build) returns the error instead.
     pub fn build(self) -> Agent
     where
         S: HasStorage,
@@ -283,7 +284,7 @@ impl<S, X> AgentBuilder<S, X> {
     {
         match self.try_build() {
             Ok(agent) => agent,
-            Err(conflicts) => panic!("{conflicts}"),
+            Err(error) => panic!("{error}"),
         }
     }
 
@@ -292,8 +293,8 @@ impl<S, X> AgentBuilder<S, X> {
     ///
     /// # Errors
     ///
-    /// [`BuildError`](crate::runner::BuildError) naming both declarations of every
-    /// disagreement.
+    /// [`BuildError`](crate::runner::BuildError): conflicts naming both declarations of every
+    /// disagreement, or the state the agent keeps without a session store.
     pub fn try_build(self) -> Result<Agent, crate::runner::BuildError>
     where
         S: HasStorage,

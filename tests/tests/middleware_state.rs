@@ -320,6 +320,7 @@ async fn a_failed_transform_leaves_the_state_unchanged() {
 async fn several_states_are_read_together_under_one_borrow() {
     let runner = TurnRunner::builder()
         .storage(NoopStorage::new())
+        .session_store(InMemorySessionStore::new())
         .turn_input(step(|ctx| {
             ctx.update_middleware_state::<Attempts>(|attempts| attempts.count = 2)?;
             ctx.update_middleware_state::<Progress>(|progress| progress.done = 7)?;

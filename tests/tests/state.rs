@@ -156,12 +156,13 @@ async fn user_state_is_remembered_across_turns_and_sessions_and_temp_state_is_no
 }
 
 #[tokio::test]
-async fn without_a_session_store_state_lives_for_one_turn() {
+async fn without_a_session_store_temp_state_lives_for_one_turn() {
+    // A key outside `temp:` without a store fails the turn: see `state_without_store.rs`.
     let runner = TurnRunner::builder()
         .storage(NoopStorage::new())
         .turn_input(step(|ctx: &mut TurnContext| {
-            assert!(!ctx.state().has(VISITS), "nothing carried over");
-            ctx.state_mut().set(VISITS, 1)?;
+            assert!(!ctx.state().has(SCRATCH), "nothing carried over");
+            ctx.state_mut().set(SCRATCH, 1)?;
             Ok::<(), BoxError>(())
         }))
         .executor(acking())

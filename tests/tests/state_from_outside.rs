@@ -493,6 +493,7 @@ async fn the_executor_sees_a_tool_handlers_writes_through_state_after_it_returns
     let recorded = std::sync::Arc::clone(&seen);
     let runner = TurnRunner::builder()
         .storage(NoopStorage::new())
+        .session_store(InMemorySessionStore::new())
         .tool(remember_tool())
         .dispatch_output(adk::pipeline::from_fn(
             move |ctx: &mut DispatchContext, next| {

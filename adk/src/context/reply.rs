@@ -100,6 +100,7 @@ impl TurnContext {
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
     /// let runner = TurnRunner::builder()
     ///     .storage(NoopStorage::new())
+    ///     .session_store(adk::state::InMemorySessionStore::new())
     ///     .turn_input(cached)
     ///     .executor(ScriptedModel::new())
     ///     .build();

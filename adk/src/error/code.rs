@@ -69,6 +69,10 @@ pub enum ErrorCode {
     /// A middleware state could not be encoded for the turn's commit; nothing of the commit was
     /// stored.
     MiddlewareStateSaveFailed,
+    /// A completed turn wrote state that outlives it (a key outside `temp:`, persistent
+    /// middleware state) on a runner built without a session store, which would lose it when
+    /// the turn ends: the turn fails instead; build the runner with `.session_store(..)`.
+    NoSessionStore,
 }
 
 impl ErrorCode {
@@ -101,6 +105,7 @@ impl ErrorCode {
             Self::StateCommitFailed => "E_STATE_COMMIT_FAILED",
             Self::StaleState => "E_STATE_STALE",
             Self::MiddlewareStateSaveFailed => "E_MIDDLEWARE_STATE_SAVE_FAILED",
+            Self::NoSessionStore => "E_STATE_NO_SESSION_STORE",
         }
     }
 }

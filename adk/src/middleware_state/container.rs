@@ -17,6 +17,8 @@ pub(crate) trait ErasedState: Any + Send + Sync {
     fn as_any(&self) -> &dyn Any;
     /// The record to commit, for a persistent state.
     fn to_record(&self, thread: &ThreadId) -> Option<Result<Record, MiddlewareStateError>>;
+    /// The key and type name of a persistent state; `None` for a transient one.
+    fn persistent_key(&self) -> Option<(&'static str, &'static str)>;
 }
 
 impl<T: MiddlewareState> ErasedState for T {
@@ -45,6 +47,11 @@ impl<T: MiddlewareState> ErasedState for T {
                     source,
                 }),
         )
+    }
+
+    fn persistent_key(&self) -> Option<(&'static str, &'static str)> {
+        matches!(T::PERSISTENCE, Persistence::Persistent(_))
+            .then(|| (T::KEY, std::any::type_name::<T>()))
     }
 }
 
@@ -328,6 +335,21 @@ impl MiddlewareStates {
             _ => std::cmp::Ordering::Equal,
         });
         Ok(writes)
+    }
+
+    /// `(key, type name)` of every persistent state this turn changed, sorted by key: what a
+    /// commit would write.
+    pub(crate) fn persistent_changes(&self) -> Vec<(&'static str, &'static str)> {
+        let mut changed: Vec<_> = self
+            .slots
+            .values()
+            .filter_map(|slot| match slot {
+                Slot::Value { value, dirty: true } => value.persistent_key(),
+                _ => None,
+            })
+            .collect();
+        changed.sort_unstable();
+        changed
     }
 
     /// A copy that journals its writes, for a dispatch.

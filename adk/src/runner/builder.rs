@@ -214,7 +214,10 @@ impl<S, X> TurnRunnerBuilder<S, X> {
 
     /// Keeps session state between turns in `store`: each turn loads its state once when it
     /// starts and commits its delta once, atomically, when it completes (see `docs/state.md`).
-    /// Without a store, state lives for one turn.
+    /// Without a store, only state that lives one turn may be written (`temp:` keys, transient
+    /// middleware state): a turn that writes any other key or persistent middleware state fails
+    /// with `E_STATE_NO_SESSION_STORE`, and an output key outside `temp:` is refused by
+    /// [`build`](Self::build).
     pub fn session_store(mut self, store: impl SessionStore) -> Self {
         self.session_store = Some(SharedSessionStore::new(store));
         self
@@ -224,7 +227,9 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     /// `output_key`): the text of the last assistant message the dispatch added, picked when
     /// the dispatch ends (an assistant message `turn_output` stores is not the model's reply)
     /// and written after `turn_output`, before the commit. Any scope works; `temp:` keeps it for
-    /// the turn only.
+    /// the turn only. A key of any other scope needs a [`session_store`](Self::session_store):
+    /// without one, [`build`](Self::build) refuses the runner ([`BuildError::NoSessionStore`])
+    /// rather than let the reply vanish after every turn.
     ///
     /// ```rust,standalone_crate
     /// # use adk::TurnRunner;
@@ -233,6 +238,7 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     /// let runner = TurnRunner::builder()
     ///     .storage(NoopStorage::new())
     ///     .executor(ScriptedModel::new())
+    ///     .session_store(adk::state::InMemorySessionStore::new())
     ///     .output_key(adk::state_key!("last_reply" => String))
     ///     .build();
     /// # let _ = runner;
@@ -246,12 +252,16 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     ///
     /// # Panics
     ///
-    /// In every build profile, when two keys declared anywhere in the program disagree: two
-    /// stash keys (one path with two types, one path declared twice, or a path under another;
-    /// see [`crate::stash::check_declared_keys`]), or two middleware state types with one key
-    /// (see [`crate::middleware_state::check_declared_keys`]). Such keys lose data silently at
-    /// run time, so the check runs before any turn can. [`try_build`](Self::try_build) returns
-    /// the same report as an error instead.
+    /// With the report [`try_build`](Self::try_build) returns as an error:
+    ///
+    /// - in every build profile, when two keys declared anywhere in the program disagree: two
+    ///   stash keys (one path with two types, one path declared twice, or a path under another;
+    ///   see [`crate::stash::check_declared_keys`]), or two middleware state types with one key
+    ///   (see [`crate::middleware_state::check_declared_keys`]). Such keys lose data silently
+    ///   at run time, so the check runs before any turn can;
+    /// - when the runner is told to keep state between turns but has nowhere to keep it: an
+    ///   [`output_key`](Self::output_key) outside `temp:` without a
+    ///   [`session_store`](Self::session_store) ([`BuildError::NoSessionStore`]).
     pub fn build(self) -> TurnRunner
     where
         S: HasStorage,
@@ -259,13 +269,14 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     {
         match self.try_build() {
             Ok(runner) => runner,
-            Err(conflicts) => panic!("{conflicts}"),
+            Err(error) => panic!("{error}"),
         }
     }
 
-    /// Builds the runner once every key declared in the program agrees; the check
-    /// [`build`](Self::build) panics on, as an error. It runs in release builds too, once per
-    /// process (the declarations are fixed when the program is linked).
+    /// Builds the runner once every key declared in the program agrees and the runner has a
+    /// session store for the state it is told to keep; the checks [`build`](Self::build) panics
+    /// on, as an error. The declaration check runs in release builds too, once per process (the
+    /// declarations are fixed when the program is linked).
     ///
     /// ```
     /// # use adk::TurnRunner;
@@ -281,15 +292,24 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     ///
     /// # Errors
     ///
-    /// [`Conflicts`](crate::declarations::Conflicts) naming both declarations of every
-    /// disagreement, with their `file:line`: among the stash keys first, then among the
-    /// middleware state keys.
-    pub fn try_build(self) -> Result<TurnRunner, crate::declarations::Conflicts>
+    /// [`BuildError::Conflicts`] naming both declarations of every disagreement, with their
+    /// `file:line`: among the stash keys first, then among the middleware state keys.
+    /// [`BuildError::NoSessionStore`] for an output key outside `temp:` without a session
+    /// store.
+    pub fn try_build(self) -> Result<TurnRunner, BuildError>
     where
         S: HasStorage,
         X: HasExecutor,
     {
         declared_keys_agree()?;
+        if self.session_store.is_none()
+            && let Some(key) = self.output_key
+            && key.scope().is_persistent()
+        {
+            return Err(BuildError::NoSessionStore {
+                what: format!("`.output_key({:?})`", key.key()),
+            });
+        }
         Ok(TurnRunner::from_parts(RunnerParts {
             storage: self.storage.into_storage(),
             executor: self.executor.into_executor(),
@@ -308,9 +328,27 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     }
 }
 
-/// Why [`TurnRunnerBuilder::try_build`] (and the agent's) refused to build: keys declared in
-/// the program disagree. The report names both declarations of every conflict.
-pub type BuildError = crate::declarations::Conflicts;
+/// Why [`TurnRunnerBuilder::try_build`] (and the agent's) refused to build.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Keys declared in the program disagree; the report names both declarations of every
+    /// conflict.
+    #[error(transparent)]
+    Conflicts(#[from] crate::declarations::Conflicts),
+    /// The runner is told to keep state between turns (`what`, as written on the builder) but
+    /// was built without a session store, so the state would reset every turn.
+    #[error(
+        "{what} keeps state between turns, but the runner has no session store, so it would be \
+         lost after every turn: add `.session_store(..)` to the builder (an \
+         `adk::state::InMemorySessionStore`, a SQLite or PostgreSQL store), or use a `temp:` key \
+         for what lives one turn"
+    )]
+    NoSessionStore {
+        /// The builder call that needs the store, as written: `` `.output_key("last_reply")` ``.
+        what: String,
+    },
+}
 
 /// Every key the program declares, checked once per process: the declarations are collected
 /// when the program is linked, so the answer cannot change while it runs.

@@ -499,12 +499,13 @@ impl TurnRunner {
     /// Commits the completed turn's state delta, once, atomically. A refusal is reported (an
     /// error event and the outcome); nothing of the delta was stored.
     async fn commit_state(&self, ctx: &TurnContext, before_dispatch: Option<&Collection<Message>>) {
-        let Some(store) = &self.parts.session_store else {
-            return;
-        };
         if ctx.shared.first_error().is_some() {
             return;
         }
+        let Some(store) = &self.parts.session_store else {
+            refuse_state_without_store(ctx);
+            return;
+        };
         let storage = ctx.storage_context();
         let mut commit = ctx.state.to_commit(storage.thread_id());
         let writes = ctx.state.middleware_states().writes(storage.thread_id());
@@ -569,6 +570,26 @@ impl TurnRunner {
         }
         run.outcome == Downstream::Completed && !ctx.is_aborted()
     }
+}
+
+/// Fails a completed turn of a runner without a session store that changed state only a store
+/// keeps (keys outside `temp:`, persistent middleware state): without the refusal the change
+/// would vanish when the turn ends, and every turn would silently start from nothing again.
+fn refuse_state_without_store(ctx: &TurnContext) {
+    let kept = ctx.state.kept_beyond_turn();
+    if kept.is_empty() {
+        return;
+    }
+    ctx.shared.report_error(TurnError::new(
+        ErrorCode::NoSessionStore,
+        format!(
+            "the turn wrote {} but the runner has no session store, so it would be lost when \
+             the turn ends: build the runner with `.session_store(..)` (an \
+             `adk::state::InMemorySessionStore`, a SQLite or PostgreSQL store), or keep what \
+             lives one turn in `temp:` keys and transient middleware state",
+            kept.join(", ")
+        ),
+    ));
 }
 
 /// Awaits a storage or session-store callback the runner calls itself (the user message's

@@ -324,6 +324,35 @@ impl State {
         }
     }
 
+    /// What this turn changed that only a session store keeps: every key it wrote or deleted
+    /// outside `temp:`, then every persistent middleware state it changed (as `key (type)`) and
+    /// every middleware record it queued. Empty when the turn's changes end with it anyway.
+    pub(crate) fn kept_beyond_turn(&self) -> Vec<String> {
+        if !self.has_delta() {
+            return Vec::new();
+        }
+        let mut kept: Vec<String> = self
+            .changes
+            .keys()
+            .filter(|key| Scope::of(key).0.is_persistent())
+            .map(|key| format!("`{key}`"))
+            .collect();
+        kept.extend(
+            self.middleware_states()
+                .persistent_changes()
+                .into_iter()
+                .map(|(key, type_name)| format!("middleware state `{type_name}` (key `{key}`)")),
+        );
+        kept.extend(self.middleware_writes.iter().map(|write| {
+            let key = match write {
+                MiddlewareStateWrite::Put(record) => record.key.as_str(),
+                MiddlewareStateWrite::Delete { key, .. } => key.as_str(),
+            };
+            format!("middleware record `{key}`")
+        }));
+        kept
+    }
+
     /// The commit for this turn: persistent changes split by scope, each with the value the turn
     /// loaded for it (the stale check), and the middleware-state writes.
     #[must_use]
