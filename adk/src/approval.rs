@@ -21,8 +21,18 @@
 //! approved it). Aborting the dispatch or the turn settles the gate
 //! and the call fails with `ToolExecutionError::Aborted`.
 //!
-//! The gate lives in this process: if the process exits, the pending approval is lost with its
-//! turn.
+//! **Durable approvals.** When the runner's storage keeps approvals (`SqliteStorage`,
+//! `PostgresStorage`; see [`storage::approvals`](crate::storage::approvals)), the middleware
+//! writes the request (call id, tool, arguments, prompt) before it opens the gate. The process
+//! may then exit while the gate waits; another process (a web handler, an admin tool) lists the
+//! waiting requests and answers one through [`Approvals`], over the store alone, with no runner;
+//! and `runner.resume(..)` continues the turn: the call, stored without a result, runs again
+//! through this middleware, which finds the stored decision and applies it **without asking
+//! again and without calling the model** (the model is called after the call has its result,
+//! as in any turn). A decision given in-process through the gate is stored too, and a gate that
+//! timed out or was rejected stores a denial, so a request is never left waiting for a call
+//! that was settled. With storage that keeps no approvals, the gate lives in this process
+//! only: if the process exits, the pending approval is lost with its turn.
 //!
 //! ```
 //! use adk::approval::{Approval, Decision};
@@ -77,6 +87,8 @@ use serde_json::{Value, json};
 use crate::context::ToolContext;
 use crate::gate::{DEFAULT_GATE_TIMEOUT, GateError, GateRequest};
 use crate::pipeline::{BoxError, BoxFuture, Middleware, Next, ToolExecution};
+use crate::storage::approvals::{Answered, ApprovalRequest};
+use crate::storage::{SharedStorage, StorageAdapter, StorageContext, StorageError};
 
 /// The answer to an approval gate: resolve the gate with one.
 ///
@@ -222,18 +234,60 @@ impl Approval {
         }
     }
 
+    /// Writes the durable request (when the storage keeps approvals) and returns the decision
+    /// stored for this call, if one was given.
+    async fn stored_decision(&self, ctx: &ToolContext) -> Result<Option<Decision>, BoxError> {
+        let invocation = ctx.invocation();
+        let request = ApprovalRequest::new(
+            ctx.call_id(),
+            ctx.tool_name(),
+            ctx.args().clone(),
+            format!("approve a call of tool `{}`", ctx.tool_name()),
+            invocation.storage_context.turn_id().as_str(),
+        );
+        let record = invocation
+            .storage
+            .record_approval_request(&invocation.storage_context, request)
+            .await?;
+        match record.and_then(|record| record.decision) {
+            Some(decision) => Ok(Some(serde_json::from_value(decision)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Stores `decision`, given in this process, unless another answer was stored first: then
+    /// that one stands and is returned.
+    async fn store_decision(ctx: &ToolContext, decision: Decision) -> Result<Decision, BoxError> {
+        let invocation = ctx.invocation();
+        let answered = invocation
+            .storage
+            .answer_approval(
+                &invocation.storage_context,
+                ctx.call_id().to_owned(),
+                serde_json::to_value(&decision)?,
+            )
+            .await?;
+        match answered {
+            Answered::AlreadyAnswered(stored) => Ok(serde_json::from_value(stored)?),
+            _ => Ok(decision),
+        }
+    }
+
     async fn decide(&self, ctx: &mut ToolContext) -> Result<bool, BoxError> {
-        let decision = match ctx.wait_for::<Decision>(self.request(ctx)).await {
-            Ok(decision) => decision,
-            Err(GateError::TimedOut { after, .. }) => {
-                ctx.refuse(format!("nobody approved the call within {after:?}"));
-                return Ok(false);
-            }
-            Err(GateError::Rejected { cause, .. }) => {
-                ctx.refuse(format!("the approval was rejected: {cause}"));
-                return Ok(false);
-            }
-            Err(other) => return Err(other.into()),
+        let decision = match self.stored_decision(ctx).await? {
+            Some(decision) => decision,
+            None => match ctx.wait_for::<Decision>(self.request(ctx)).await {
+                Ok(decision) => Self::store_decision(ctx, decision).await?,
+                Err(GateError::TimedOut { after, .. }) => {
+                    let reason = format!("nobody approved the call within {after:?}");
+                    Self::store_decision(ctx, Decision::deny(reason)).await?
+                }
+                Err(GateError::Rejected { cause, .. }) => {
+                    let reason = format!("the approval was rejected: {cause}");
+                    Self::store_decision(ctx, Decision::deny(reason)).await?
+                }
+                Err(other) => return Err(other.into()),
+            },
         };
         match decision {
             Decision::Approve => Ok(true),
@@ -278,5 +332,156 @@ impl Middleware<ToolExecution> for Approval {
 
     fn name(&self) -> &'static str {
         "Approval"
+    }
+}
+
+/// Durable approvals answered over the store, with no runner: what a web handler or an admin
+/// tool uses to see the calls waiting in a conversation and decide them. See the
+/// [module documentation](self); the storage must keep approvals (`SqliteStorage`,
+/// `PostgresStorage`), or nothing is ever waiting.
+///
+/// ```
+/// use adk::approval::{Approvals, ApprovalError};
+/// use adk::storage::StorageContext;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+/// let storage = adk::sqlite::SqliteStorage::in_memory().await?;
+/// let approvals = Approvals::new(storage);
+/// let conversation = StorageContext::new("c-1");
+/// assert!(approvals.pending(&conversation).await?.is_empty());
+/// let unknown = approvals.approve(&conversation, "call-1").await.unwrap_err();
+/// assert!(matches!(unknown, ApprovalError::NotFound { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Approvals {
+    storage: SharedStorage,
+}
+
+/// Why an answer given through [`Approvals`] was not recorded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// No request of this call id waits in this conversation and thread.
+    #[error(
+        "no approval of call {call_id:?} is stored in this conversation and thread; list the \
+         waiting ones with `Approvals::pending`"
+    )]
+    NotFound {
+        /// The call id answered.
+        call_id: String,
+    },
+    /// The request was answered before; the first answer stands.
+    #[error("the approval of call {call_id:?} was already answered ({decision}); it stands")]
+    AlreadyAnswered {
+        /// The call id answered.
+        call_id: String,
+        /// The decision stored first, as JSON.
+        decision: Value,
+    },
+    /// The storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl Approvals {
+    /// Approvals kept by `storage`.
+    pub fn new(storage: impl StorageAdapter) -> Self {
+        Self {
+            storage: SharedStorage::new(storage),
+        }
+    }
+
+    /// Approvals kept by the storage behind `storage` (a runner's, say).
+    pub fn shared(storage: SharedStorage) -> Self {
+        Self { storage }
+    }
+
+    /// The requests waiting in the conversation and thread `conversation` names, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::Storage`] when the storage fails.
+    pub async fn pending(
+        &self,
+        conversation: &StorageContext,
+    ) -> Result<Vec<ApprovalRequest>, ApprovalError> {
+        Ok(self.storage.pending_approvals(conversation).await?)
+    }
+
+    /// Records `decision` for the waiting call `call_id`. The turn picks it up when it is
+    /// resumed (`runner.resume`).
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotFound`], [`ApprovalError::AlreadyAnswered`], or a storage failure.
+    pub async fn answer(
+        &self,
+        conversation: &StorageContext,
+        call_id: &str,
+        decision: Decision,
+    ) -> Result<(), ApprovalError> {
+        let decision = serde_json::to_value(&decision)
+            .map_err(|error| ApprovalError::Storage(StorageError::backend(error)))?;
+        match self
+            .storage
+            .answer_approval(conversation, call_id.to_owned(), decision)
+            .await?
+        {
+            Answered::AlreadyAnswered(decision) => Err(ApprovalError::AlreadyAnswered {
+                call_id: call_id.to_owned(),
+                decision,
+            }),
+            Answered::NotFound => Err(ApprovalError::NotFound {
+                call_id: call_id.to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`answer`](Self::answer) with [`Decision::Approve`].
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](Self::answer).
+    pub async fn approve(
+        &self,
+        conversation: &StorageContext,
+        call_id: &str,
+    ) -> Result<(), ApprovalError> {
+        self.answer(conversation, call_id, Decision::Approve).await
+    }
+
+    /// [`answer`](Self::answer) with [`Decision::deny`]`(reason)`: the model reads the reason.
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](Self::answer).
+    pub async fn deny(
+        &self,
+        conversation: &StorageContext,
+        call_id: &str,
+        reason: impl Into<String>,
+    ) -> Result<(), ApprovalError> {
+        self.answer(conversation, call_id, Decision::deny(reason))
+            .await
+    }
+
+    /// [`answer`](Self::answer) with [`Decision::edit`]`(args)`: the call runs with `args`
+    /// (checked against the tool's schema when it runs).
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](Self::answer).
+    pub async fn edit(
+        &self,
+        conversation: &StorageContext,
+        call_id: &str,
+        args: Value,
+    ) -> Result<(), ApprovalError> {
+        self.answer(conversation, call_id, Decision::edit(args))
+            .await
     }
 }

@@ -125,8 +125,10 @@ async fn a_version_2_sqlite_file_is_linked_in_place_and_loads_as_the_answers_the
             )
             .unwrap();
     }
-    // A version 2 file has no tool ledger (version 4) either.
-    connection.execute_batch("DROP TABLE tool_ledger").unwrap();
+    // A version 2 file has no tool ledger (version 4) nor approvals (version 5) either.
+    connection
+        .execute_batch("DROP TABLE tool_ledger; DROP TABLE tool_approvals")
+        .unwrap();
     connection.pragma_update(None, "user_version", 2).unwrap();
     let sequences = |connection: &rusqlite::Connection| -> Vec<(i64, String)> {
         let mut statement = connection
@@ -150,7 +152,7 @@ async fn a_version_2_sqlite_file_is_linked_in_place_and_loads_as_the_answers_the
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     // Rewritten in place: every row keeps its place in fetch order.
     assert_eq!(sequences(&connection), before);
     // The link is in the stored record, not inferred again on every read.
@@ -196,7 +198,8 @@ async fn a_postgres_database_at_migration_2_is_linked_in_place_and_loads_as_the_
     client
         .batch_execute(&format!(
             "SET search_path = \"{schema}\"; DELETE FROM adk_rs_migrations WHERE version >= 3; \
-             DROP TABLE adk_rs_thread_forks; DROP TABLE adk_rs_tool_ledger"
+             DROP TABLE adk_rs_thread_forks; DROP TABLE adk_rs_tool_ledger; \
+             DROP TABLE adk_rs_tool_approvals"
         ))
         .await
         .unwrap();
@@ -239,5 +242,5 @@ async fn a_postgres_database_at_migration_2_is_linked_in_place_and_loads_as_the_
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
 }

@@ -21,6 +21,10 @@ mod gate_approval;
 #[allow(dead_code)]
 mod tool_approval;
 
+#[path = "../../examples/durable_approval.rs"]
+#[allow(dead_code)]
+mod durable_approval;
+
 #[path = "../../examples/abort.rs"]
 #[allow(dead_code)]
 mod abort;
@@ -219,6 +223,38 @@ async fn tool_approval_runs_the_refund_when_approved_and_the_model_reads_the_den
          the customer for one"
     );
     assert_eq!(refunded, 0, "the denied refund ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_approval_asks_gives_up_and_resumes_with_the_answer_stored_in_between() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let path = folder.path().join("approvals.db");
+    // Each step opens the file afresh, as each process of the example does.
+    let open = || adk::sqlite::SqliteStorage::open(&path);
+    let asked = durable_approval::ask(open().await.expect("open"))
+        .await
+        .expect("the ask step");
+    assert!(asked.contains("\"amount\":250"), "{asked}");
+    let waiting = durable_approval::pending(open().await.expect("open"))
+        .await
+        .expect("the pending step");
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    durable_approval::answer(
+        open().await.expect("open"),
+        adk::approval::Decision::Approve,
+    )
+    .await
+    .expect("the answer step");
+    let reply = durable_approval::resume(open().await.expect("open"))
+        .await
+        .expect("the resume step");
+    assert_eq!(reply, "The refund: refunded 250 EUR");
+    assert!(
+        durable_approval::pending(open().await.expect("open"))
+            .await
+            .expect("the pending step")
+            .is_empty()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -188,7 +188,7 @@ const LAYERS: &[Layer] = &[
             },
             Module {
                 name: "approval",
-                may_import: &["gate", "pipeline", "context"],
+                may_import: &["gate", "pipeline", "context", "storage"],
             },
             Module {
                 name: "openai",

@@ -413,7 +413,7 @@ async fn a_database_from_a_newer_schema_is_refused_with_both_versions_named() {
         source,
         SqliteError::SchemaTooNew {
             found: 99,
-            supported: 4,
+            supported: 5,
             ..
         }
     ));
@@ -514,7 +514,7 @@ async fn a_version_1_file_is_upgraded_and_its_records_and_bytes_stay_with_the_co
         .unwrap()
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -69,6 +69,7 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/postgres.md")]
 
+mod approvals;
 mod blob;
 mod error;
 mod ledger;
@@ -190,7 +191,7 @@ impl PostgresStorage {
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 5);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 6);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {
@@ -539,5 +540,29 @@ impl StorageAdapter for PostgresStorage {
         result: crate::storage::ledger::ToolResult,
     ) -> Result<(), StorageError> {
         ledger::record_result(&self.pool, ctx, call_id, result).await
+    }
+
+    async fn record_approval_request(
+        &self,
+        ctx: &StorageContext,
+        request: crate::storage::approvals::ApprovalRequest,
+    ) -> Result<Option<crate::storage::approvals::ApprovalRecord>, StorageError> {
+        approvals::record_request(&self.pool, ctx, request).await
+    }
+
+    async fn pending_approvals(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<crate::storage::approvals::ApprovalRequest>, StorageError> {
+        approvals::pending(&self.pool, ctx).await
+    }
+
+    async fn answer_approval(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        decision: serde_json::Value,
+    ) -> Result<crate::storage::approvals::Answered, StorageError> {
+        approvals::answer(&self.pool, ctx, call_id, decision).await
     }
 }

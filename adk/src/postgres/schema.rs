@@ -169,13 +169,18 @@ const MIGRATIONS: &[Migration] = &[
         description: "the tool ledger",
         sql: super::ledger::LEDGER_TABLE,
     },
+    Migration {
+        version: 6,
+        description: "durable approvals",
+        sql: super::approvals::APPROVALS_TABLE,
+    },
 ];
 
 /// The step that links the answers of rows written before records carried answer links.
 const LEGACY_LINKS: i64 = 3;
 
 /// The newest schema version this code writes and reads.
-pub(super) const SCHEMA_VERSION: i64 = 5;
+pub(super) const SCHEMA_VERSION: i64 = 6;
 
 // Any constant will do, as long as it is the same in every process: it serializes concurrent
 // migrations of one database (advisory locks are per database, held until the commit).

@@ -27,14 +27,15 @@
 //!   [`fetch_tools`](StorageAdapter::fetch_tools) returns an empty list. The runner's tools come
 //!   from its builder.
 //!
-//! The schema is versioned with `PRAGMA user_version` (now 4); [`SqliteStorage::open`] creates
+//! The schema is versioned with `PRAGMA user_version` (now 5); [`SqliteStorage::open`] creates
 //! it in a new file, upgrades an older file in place (one transaction: what version 1 wrote
 //! predates apps, users and threads, so it joins the default app, user and thread, each record
 //! and blob keeping the conversation that wrote it; keys, order and bytes are kept; version 3
 //! gives the assistant messages, thoughts and tool calls written before records carried an
 //! [`AnswerLink`](crate::primitives::AnswerLink) their link, inferred turn by turn by
 //! [`link_legacy_answers`](crate::primitives::link_legacy_answers); version 4 adds the
-//! [tool ledger](crate::storage::ledger), one row per owner, turn and call id), and refuses a file written
+//! [tool ledger](crate::storage::ledger), one row per owner, turn and call id; version 5
+//! the [durable approvals](crate::storage::approvals), one row per owner and call id), and refuses a file written
 //! by a newer schema ([`SqliteError::SchemaTooNew`]), or a file with no schema version that
 //! already holds tables adk did not create ([`SqliteError::ForeignTables`]). Both are found with
 //! read-only queries before anything is written (the WAL switch included), so a refused file is
@@ -102,6 +103,7 @@
 #![doc = include_str!("../../docs/sqlite.md")]
 
 mod adk_json;
+mod approvals;
 mod blob;
 mod error;
 mod ledger;
@@ -653,5 +655,30 @@ impl StorageAdapter for SqliteStorage {
         result: crate::storage::ledger::ToolResult,
     ) -> Result<(), StorageError> {
         ledger::record_result(&self.workers, ctx, call_id, result).await
+    }
+
+    // The check and the insert are one transaction on the single writer.
+    async fn record_approval_request(
+        &self,
+        ctx: &StorageContext,
+        request: crate::storage::approvals::ApprovalRequest,
+    ) -> Result<Option<crate::storage::approvals::ApprovalRecord>, StorageError> {
+        approvals::record_request(&self.workers, ctx, request).await
+    }
+
+    async fn pending_approvals(
+        &self,
+        ctx: &StorageContext,
+    ) -> Result<Vec<crate::storage::approvals::ApprovalRequest>, StorageError> {
+        approvals::pending(&self.workers, ctx).await
+    }
+
+    async fn answer_approval(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        decision: serde_json::Value,
+    ) -> Result<crate::storage::approvals::Answered, StorageError> {
+        approvals::answer(&self.workers, ctx, call_id, decision).await
     }
 }

@@ -23,7 +23,9 @@ use super::error::{SqliteError, backend};
 ///   turn from the records ([`link_legacy_answers`]).
 /// - 4: the tool ledger, `tool_ledger` (one row per owner, turn and call id; see
 ///   [`crate::storage::ledger`]).
-pub(super) const SCHEMA_VERSION: i64 = 4;
+/// - 5: durable approvals, `tool_approvals` (one row per owner and call id; see
+///   [`crate::storage::approvals`]).
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 /// The six primitive tables. They share one shape; for standing instructions, which have no id,
 /// `id` holds the instruction's text.
@@ -89,6 +91,22 @@ const LEDGER_TABLE: &str = "CREATE TABLE tool_ledger (
     result_kind TEXT,
     result_text TEXT,
     PRIMARY KEY (app_name, user_id, conversation_id, thread_id, turn_id, call_id)
+);\n";
+
+/// The approvals' table (schema 5).
+const APPROVALS_TABLE: &str = "CREATE TABLE tool_approvals (
+    sequence INTEGER PRIMARY KEY,
+    app_name TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    decision TEXT,
+    UNIQUE (app_name, user_id, conversation_id, thread_id, call_id)
 );\n";
 
 // Schema 2's byte tables. `staged_at` is set while a streamed write is arriving (the row is
@@ -275,6 +293,7 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
         schema.push_str(BLOB_CHUNKS_TABLE);
         schema.push_str(BLOB_INDEXES);
         schema.push_str(LEDGER_TABLE);
+        schema.push_str(APPROVALS_TABLE);
         transaction
             .execute_batch(&schema)
             .map_err(backend("creating the schema"))?;
@@ -289,6 +308,11 @@ fn migrate_in_transaction(connection: &mut Connection, path: &Path) -> Result<()
             transaction
                 .execute_batch(LEDGER_TABLE)
                 .map_err(backend("creating the tool ledger"))?;
+        }
+        if found < 5 {
+            transaction
+                .execute_batch(APPROVALS_TABLE)
+                .map_err(backend("creating the approvals table"))?;
         }
     }
     transaction

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use super::approvals::{Answered, ApprovalRecord, ApprovalRequest};
 use super::context::StorageContext;
 use super::error::StorageError;
 use super::ledger::{ToolIntent, ToolRecord, ToolResult};
@@ -27,11 +28,15 @@ use crate::primitives::{
 ///   [`read_retrievable_bytes`](Self::read_retrievable_bytes), which read an id back later
 ///   through a fresh reader, per partition.
 ///
-/// Beside the 29 sit three optional callbacks with default bodies:
+/// Beside the 29 sit six optional callbacks with default bodies:
 /// [`replace_tool_call_group`](Self::replace_tool_call_group) (override it to replace a group
-/// of tool calls atomically; the default deletes, then stores, call by call), and the
+/// of tool calls atomically; the default deletes, then stores, call by call), the
 /// [tool ledger](super::ledger)'s [`record_tool_intent`](Self::record_tool_intent) and
-/// [`record_tool_result`](Self::record_tool_result) (the defaults keep nothing).
+/// [`record_tool_result`](Self::record_tool_result), and the
+/// [durable approvals](super::approvals)'
+/// [`record_approval_request`](Self::record_approval_request),
+/// [`pending_approvals`](Self::pending_approvals) and
+/// [`answer_approval`](Self::answer_approval) (the defaults keep nothing).
 ///
 /// Every fetch and write may be a legal no-op (fetches return an empty list, writes do nothing),
 /// but a no-op must be written down: leaving one out is rustc's "not all trait items
@@ -578,6 +583,47 @@ pub trait StorageAdapter: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), StorageError>> + Send {
         let _ = (ctx, call_id, result);
         async { Ok(()) }
+    }
+
+    /// Writes a [durable approval](super::approvals) request before its gate opens, unless a
+    /// request for `request.call_id` already exists in `ctx`'s partition (app, user,
+    /// conversation, thread): then that record, with its decision once given, is returned and
+    /// nothing is written. `Ok(None)` means the request was written (or the adapter keeps no
+    /// approvals).
+    ///
+    /// Optional: the default keeps nothing and returns `Ok(None)`, so approvals live in the
+    /// process, as gates do. An adapter that keeps them makes the check and the write atomic.
+    fn record_approval_request(
+        &self,
+        ctx: &StorageContext,
+        request: ApprovalRequest,
+    ) -> impl Future<Output = Result<Option<ApprovalRecord>, StorageError>> + Send {
+        let _ = (ctx, request);
+        async { Ok(None) }
+    }
+
+    /// The approval requests of `ctx`'s partition still waiting for a decision, oldest first.
+    /// Optional: the default keeps none and returns an empty list.
+    fn pending_approvals(
+        &self,
+        ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<ApprovalRequest>, StorageError>> + Send {
+        let _ = ctx;
+        async { Ok(Vec::new()) }
+    }
+
+    /// Records `decision` (the JSON form of [`Decision`](crate::approval::Decision)) for the
+    /// waiting request of `call_id` in `ctx`'s partition, once: a request answered before keeps
+    /// its decision ([`Answered::AlreadyAnswered`]). Optional: the default keeps nothing and
+    /// returns [`Answered::NotFound`].
+    fn answer_approval(
+        &self,
+        ctx: &StorageContext,
+        call_id: String,
+        decision: serde_json::Value,
+    ) -> impl Future<Output = Result<Answered, StorageError>> + Send {
+        let _ = (ctx, call_id, decision);
+        async { Ok(Answered::NotFound) }
     }
 
     /// Replaces a group of tool calls: deletes the calls `ids` names and stores `replacements`,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::adapter::StorageAdapter;
+use super::approvals::{Answered, ApprovalRecord, ApprovalRequest};
 use super::context::StorageContext;
 use super::error::StorageError;
 use super::ledger::{ToolIntent, ToolRecord, ToolResult};
@@ -199,4 +200,7 @@ erased_storage! {
     replace_tool_call_group / erased_replace_tool_call_group(ids: Vec<String>, replacements: Vec<ToolCall>) -> ();
     record_tool_intent / erased_record_tool_intent(intent: ToolIntent) -> Option<ToolRecord>;
     record_tool_result / erased_record_tool_result(call_id: String, result: ToolResult) -> ();
+    record_approval_request / erased_record_approval_request(request: ApprovalRequest) -> Option<ApprovalRecord>;
+    pending_approvals / erased_pending_approvals() -> Vec<ApprovalRequest>;
+    answer_approval / erased_answer_approval(call_id: String, decision: serde_json::Value) -> Answered;
 }

@@ -3,8 +3,9 @@
 //! adk persists nothing. This module owns the contract it calls instead:
 //! - [`StorageAdapter`], the 29 callbacks (seven fetches, store / mutate / delete for six
 //!   primitives, two byte conduits and their two reads), plus the optional atomic
-//!   `replace_tool_call_group` and the optional [`ledger`] (`record_tool_intent`,
-//!   `record_tool_result`);
+//!   `replace_tool_call_group`, the optional [`ledger`] (`record_tool_intent`,
+//!   `record_tool_result`) and the optional [`approvals`] (`record_approval_request`,
+//!   `pending_approvals`, `answer_approval`);
 //! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
 //!   thread, turn, identity, cancellation);
 //! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;
@@ -28,6 +29,7 @@
 #![doc = include_str!("../../docs/storage.md")]
 
 mod adapter;
+pub mod approvals;
 #[doc(hidden)]
 pub mod callback;
 pub mod conformance;
