@@ -5,6 +5,61 @@ use syn::LitStr;
 
 const SCOPES: [&str; 3] = ["app", "user", "temp"];
 
+/// The contention policies `on_conflict =` accepts, with the marker type each declares.
+pub(super) const POLICIES: [(&str, &str); 6] = [
+    ("refuse", "Refuse"),
+    ("last_writer_wins", "LastWriterWins"),
+    ("add", "Add"),
+    ("union", "Union"),
+    ("max", "Max"),
+    ("merge", "MergeWith"),
+];
+
+/// The marker type of a known policy written as `name` (`merge` with its function, the others
+/// without), or an error naming the fix.
+pub(super) fn check_policy(
+    policy: &super::parse::ParsedPolicy,
+    errors: &mut Vec<syn::Error>,
+) -> Option<&'static str> {
+    let name = policy.name.to_string();
+    let Some((_, marker)) = POLICIES.iter().find(|(known, _)| *known == name) else {
+        let suggestion = POLICIES
+            .iter()
+            .map(|(known, _)| (strsim::jaro_winkler(&name, known), known))
+            .filter(|(score, _)| *score > 0.7)
+            .max_by(|left, right| left.0.total_cmp(&right.0))
+            .map(|(_, known)| format!(" (did you mean `{known}`?)"))
+            .unwrap_or_default();
+        errors.push(syn::Error::new(
+            policy.name.span(),
+            format!(
+                "unknown contention policy `{name}`{suggestion}; a key's `on_conflict` is \
+                 `refuse` (the default), `last_writer_wins`, `add`, `union`, `max` or \
+                 `merge(your_fn)`"
+            ),
+        ));
+        return None;
+    };
+    match (name.as_str(), &policy.function) {
+        ("merge", None) => {
+            errors.push(syn::Error::new(
+                policy.name.span(),
+                "`on_conflict = merge` needs the function that merges: \
+                 `on_conflict = merge(your_fn)`, with `fn your_fn(stored: Option<T>, operand: T) -> T`",
+            ));
+            None
+        }
+        ("merge", Some(_)) | (_, None) => Some(marker),
+        (_, Some(_)) => {
+            errors.push(syn::Error::new(
+                policy.name.span(),
+                format!("`{name}` takes no function; only `merge(your_fn)` does"),
+            ));
+            None
+        }
+    }
+}
+
 pub(super) fn check_key(literal: &LitStr, errors: &mut Vec<syn::Error>) {
     let key = literal.value();
     let (prefix, name) = match key.split_once(':') {

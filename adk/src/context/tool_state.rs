@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde_json::{Map, Value};
 
 use crate::primitives::{InvocationState, ToolInvocation, TurnState};
+use crate::state::contention::{MergePolicy, Policy};
 use crate::state::{State, StateChange, StateError, StateKey, StateValue};
 
 type Inbox = Arc<Mutex<Vec<(String, StateChange)>>>;
@@ -48,6 +49,21 @@ impl StateLink {
             view: Arc::new(Mutex::new(view)),
             inbox: Arc::clone(inbox),
         }
+    }
+
+    /// Runs `write` on the handler's view and queues the change it leaves on `key` (a typed
+    /// write, whose policy decides the change: a value or a merge).
+    fn write_with(
+        &self,
+        key: &str,
+        write: impl FnOnce(&mut State) -> Result<(), StateError>,
+    ) -> Result<(), StateError> {
+        let mut view = locked(&self.view);
+        write(&mut view)?;
+        if let Some(change) = view.change_of(key) {
+            locked(&self.inbox).push((key.to_owned(), change.clone()));
+        }
+        Ok(())
     }
 
     fn write(&self, changes: Vec<(String, StateChange)>) {
@@ -103,7 +119,7 @@ impl ToolInvocation {
     /// # Errors
     ///
     /// [`StateError::Deserialize`] when the stored JSON is not a `T`.
-    pub fn state<T: StateValue>(&self, key: StateKey<T>) -> Result<Option<T>, StateError> {
+    pub fn state<T: StateValue, P>(&self, key: StateKey<T, P>) -> Result<Option<T>, StateError> {
         locked(&self.state.view).get(key)
     }
 
@@ -119,17 +135,34 @@ impl ToolInvocation {
 
     /// Writes a typed session-state key: visible at once to this handler, then to the
     /// dispatch, and committed with the turn like a middleware's write (the same scopes,
-    /// `temp:` never stored, the same stale rule).
+    /// `temp:` never stored, the key's contention policy).
     ///
     /// # Errors
     ///
     /// [`StateError::Serialize`] when `value` cannot be turned into JSON; nothing was written.
-    pub fn set_state<T: StateValue>(&self, key: StateKey<T>, value: T) -> Result<(), StateError> {
-        let json = serde_json::to_value(value).map_err(|source| StateError::Serialize {
-            key: key.key().to_owned(),
-            source,
-        })?;
-        self.write_checked([(key.key().to_owned(), json)])
+    pub fn set_state<T: StateValue + 'static, P: Policy>(
+        &self,
+        key: StateKey<T, P>,
+        value: T,
+    ) -> Result<(), StateError> {
+        self.state
+            .write_with(key.key(), |state| state.set(key, value))
+    }
+
+    /// Merges `operand` into a merge-policy key (`add`, `union`, `max`, `merge`), as
+    /// [`State::merge`] does for middleware: committed as the operation, so concurrent turns'
+    /// merges all land.
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::Merge`]; nothing was written.
+    pub fn merge_state<T: StateValue + 'static, P: MergePolicy>(
+        &self,
+        key: StateKey<T, P>,
+        operand: T,
+    ) -> Result<(), StateError> {
+        self.state
+            .write_with(key.key(), |state| state.merge(key, operand))
     }
 
     /// Writes `value` under `key` (string form; the prefix picks the scope); see

@@ -614,7 +614,7 @@ impl SessionStore for PostgresSessionStore {
     async fn commit_turn(
         &self,
         key: &SessionKey,
-        commit: TurnCommit,
+        mut commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
         commit.check_threads()?;
         let operation = "committing a turn";
@@ -655,11 +655,7 @@ impl SessionStore for PostgresSessionStore {
             execute(&transaction, ENSURE_USER, &[&app_name, &user_id], operation).await?;
         }
         // The rows are locked, so the values compared here are the ones the writes replace.
-        let stale = commit.stale_keys(&app, &user, &session);
-        if !stale.is_empty() {
-            // Dropping the transaction rolls it back, with the session row it may have created.
-            return Err(SessionStoreError::Stale { keys: stale });
-        }
+        commit.resolve(&app, &user, &session)?;
         if !commit.app.is_empty() {
             StateWrite::apply_all(&commit.app, &mut app);
             execute(
@@ -730,7 +726,7 @@ impl SessionStore for PostgresSessionStore {
         &self,
         app: &AppName,
         user: &UserId,
-        commit: StateCommit,
+        mut commit: StateCommit,
     ) -> Result<(), SessionStoreError> {
         if commit.is_empty() {
             return Ok(());
@@ -756,10 +752,7 @@ impl SessionStore for PostgresSessionStore {
             )
             .await?;
         }
-        let stale = commit.stale_keys(&app, &user);
-        if !stale.is_empty() {
-            return Err(SessionStoreError::Stale { keys: stale });
-        }
+        commit.resolve(&app, &user)?;
         if !commit.app.is_empty() {
             StateWrite::apply_all(&commit.app, &mut app);
             execute(

@@ -121,6 +121,8 @@ fn state_delta(commit: &TurnCommit) -> Map<String, Value> {
         for StateWrite { name, change, .. } in writes {
             let value = match change {
                 StateChange::Set(value) => value.clone(),
+                // The value the turn saw: the store applies the merge to the value it holds.
+                StateChange::Merge(merge) => merge.preview().clone(),
                 StateChange::Delete => json!(null),
             };
             delta.insert(scope.key(name), value);

@@ -13,6 +13,7 @@ mod builder;
 mod events;
 mod outcome;
 mod resume;
+mod retry;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -537,18 +538,24 @@ impl TurnRunner {
         };
         commit.events = events::turn_events(ctx, &answers, key.app.as_str(), &commit);
         if let Err(error) = contained(store.commit_turn(&key, commit)).await {
-            let code = if error
-                .downcast_ref::<SessionStoreError>()
-                .is_some_and(SessionStoreError::is_stale)
-            {
-                ErrorCode::StaleState
-            } else {
-                ErrorCode::StateCommitFailed
+            // A stale refusal names its keys in the message itself, not only in the source.
+            let (code, message) = match error.downcast_ref::<SessionStoreError>() {
+                Some(SessionStoreError::Stale { keys }) => (
+                    ErrorCode::StaleState,
+                    format!(
+                        "the turn's state was not committed to {key}: another turn changed {} \
+                         since this turn loaded it (`refuse` keys); run the turn again on fresh \
+                         state (`TurnRunner::run_retrying_stale`)",
+                        keys.join(", ")
+                    ),
+                ),
+                _ => (
+                    ErrorCode::StateCommitFailed,
+                    format!("the turn's state was not committed to {key}"),
+                ),
             };
-            ctx.shared.report_error(
-                TurnError::new(code, format!("the turn's state was not committed to {key}"))
-                    .with_source(error),
-            );
+            ctx.shared
+                .report_error(TurnError::new(code, message).with_source(error));
         }
     }
 

@@ -591,7 +591,7 @@ impl SessionStore for SqliteSessionStore {
     async fn commit_turn(
         &self,
         key: &SessionKey,
-        commit: TurnCommit,
+        mut commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
         commit.check_threads()?;
         let (key, times) = (key.clone(), self.times);
@@ -607,10 +607,7 @@ impl SessionStore for SqliteSessionStore {
                 .as_ref()
                 .map(|(state, _)| state.clone())
                 .unwrap_or_default();
-            let stale = commit.stale_keys(&app_map, &user_map, &session_map);
-            if !stale.is_empty() {
-                return Err(SessionStoreError::Stale { keys: stale });
-            }
+            commit.resolve(&app_map, &user_map, &session_map)?;
             let now = times.value(Timestamp::now());
             if !commit.app.is_empty() {
                 StateWrite::apply_all(&commit.app, &mut app_map);
@@ -679,7 +676,7 @@ impl SessionStore for SqliteSessionStore {
         &self,
         app: &AppName,
         user: &UserId,
-        commit: StateCommit,
+        mut commit: StateCommit,
     ) -> Result<(), SessionStoreError> {
         let (app, user, times) = (app.clone(), user.clone(), self.times);
         self.call(move |connection| {
@@ -689,10 +686,7 @@ impl SessionStore for SqliteSessionStore {
             let (app, user) = (app.as_str(), user.as_str());
             let mut app_map = app_state(&tx, app)?.unwrap_or_default();
             let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
-            let stale = commit.stale_keys(&app_map, &user_map);
-            if !stale.is_empty() {
-                return Err(SessionStoreError::Stale { keys: stale });
-            }
+            commit.resolve(&app_map, &user_map)?;
             let now = times.value(Timestamp::now());
             if !commit.app.is_empty() {
                 StateWrite::apply_all(&commit.app, &mut app_map);

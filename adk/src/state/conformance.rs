@@ -17,6 +17,8 @@
 //! # });
 //! ```
 
+mod contention;
+
 use std::fmt;
 
 use futures_util::future::join_all;
@@ -27,7 +29,8 @@ use super::{EventContent, EventPart, GetSessionConfig, SessionEvent, SessionStor
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, RecordScope};
 
-/// The rules [`check`] verifies, in the order it runs them.
+/// The rules [`check`] verifies, in the order it runs them (the last eight check the contention
+/// policies of [`contention`](crate::state::contention)).
 pub const RULES: &[&str] = &[
     "create_session_drops_temp_keys_and_returns_the_merged_state",
     "create_session_with_a_taken_id_is_refused_as_already_exists",
@@ -52,6 +55,14 @@ pub const RULES: &[&str] = &[
     "a_refused_commit_appends_no_events",
     "event_windows_return_the_recent_events_and_those_at_or_after_a_time",
     "deleting_a_session_deletes_its_events",
+    "a_counter_merge_adds_to_the_value_stored_at_commit_and_is_never_stale",
+    "concurrent_counter_merges_all_land_and_none_is_refused",
+    "last_writer_wins_is_never_stale_and_the_later_commit_wins",
+    "union_and_max_merge_into_the_value_stored_at_commit",
+    "a_user_merge_function_sees_the_value_stored_at_commit",
+    "a_merge_the_stored_value_cannot_take_is_refused_and_applies_nothing",
+    "a_stale_refusal_names_every_conflicting_key",
+    "merges_outside_a_turn_apply_to_the_stored_value",
 ];
 
 /// A rule the store broke.
@@ -716,7 +727,10 @@ impl Run {
                     read.map(|session| session.events.len()),
                 )
             }
-            unknown => Err(self.fail(format!("no such rule: {unknown}"))),
+            other => match self.contention_rule(store, &key).await {
+                Some(result) => result,
+                None => Err(self.fail(format!("no such rule: {other}"))),
+            },
         }
     }
 }

@@ -35,6 +35,15 @@ pub enum StateError {
         #[source]
         source: serde_json::Error,
     },
+    /// A merge (`add`, `union`, `max`, `merge`, `last_writer_wins`) could not be applied to the
+    /// value the turn sees: it is not the key's type, or the merge refused (an overflow).
+    #[error("the merge into state key `{key}` was refused: {reason}")]
+    Merge {
+        /// The key merged into.
+        key: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Why a session store refused a call. A refused commit applied nothing.
@@ -63,6 +72,15 @@ pub enum SessionStoreError {
     Stale {
         /// The keys (with their scope prefixes) that changed since the turn read them.
         keys: Vec<String>,
+    },
+    /// A merge of the commit could not be applied to the stored value (it is not the key's
+    /// type, or the merge refused: a counter that would overflow). Nothing was applied.
+    #[error("the merge into `{key}` could not be applied to the stored value: {reason}")]
+    MergeRefused {
+        /// The key (with its scope prefix).
+        key: String,
+        /// Why.
+        reason: String,
     },
     /// A thread id was empty or malformed; nothing was read or written.
     #[error("{0}")]

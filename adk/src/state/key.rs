@@ -4,6 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::Scope;
+use super::contention::{MergeFn, Policy, Refuse};
 
 /// A state key whose scope prefix and name were checked at compile time, tied to the type of
 /// the value stored under it.
@@ -13,6 +14,11 @@ use super::Scope;
 /// Reading through the key yields `T`, writing accepts only `T`. The string form
 /// (`state.value("user:theme")`) stays available for keys chosen at run time.
 ///
+/// `P` is the key's contention policy (see [`contention`](super::contention)): what happens when
+/// two turns write the key at once. [`Refuse`] (refuse the later commit as stale) unless the
+/// declaration says otherwise: `state_key!("app:visits" => u64, on_conflict = add)` is a
+/// `StateKey<u64, Add>`, which `ctx.state_mut().add(VISITS, 1)` accepts.
+///
 /// ```rust,standalone_crate
 /// use adk::state::{Scope, StateKey};
 ///
@@ -21,10 +27,12 @@ use super::Scope;
 /// assert_eq!(THEME.scope(), Scope::User);
 /// assert_eq!(THEME.name(), "theme");
 /// ```
-pub struct StateKey<T> {
+pub struct StateKey<T, P = Refuse> {
     key: &'static str,
+    /// The merge of a `last_writer_wins` or merge-policy key; `None` for `refuse`.
+    merge: Option<MergeFn<T>>,
     // `fn() -> T` keeps the key `Send + Sync + Copy` whatever `T` is: the key never holds a `T`.
-    value_type: PhantomData<fn() -> T>,
+    value_type: PhantomData<fn() -> (T, P)>,
 }
 
 impl<T> StateKey<T> {
@@ -34,10 +42,37 @@ impl<T> StateKey<T> {
     pub const fn __from_checked_literal(key: &'static str) -> Self {
         Self {
             key,
+            merge: None,
+            value_type: PhantomData,
+        }
+    }
+}
+
+impl<T, P: Policy> StateKey<T, P> {
+    /// Wraps a key that `state_key!` has already validated, with its policy's merge. Not part of
+    /// the public API.
+    #[doc(hidden)]
+    pub const fn __with_policy(key: &'static str, merge: MergeFn<T>) -> Self {
+        Self {
+            key,
+            merge: Some(merge),
             value_type: PhantomData,
         }
     }
 
+    /// The merge the key's policy applies (`None` for [`Refuse`]).
+    pub(crate) fn merge_fn(&self) -> Option<MergeFn<T>> {
+        self.merge
+    }
+
+    /// The key's contention policy, as written in `state_key!` (`"refuse"`, `"add"`, ...).
+    #[must_use]
+    pub const fn policy(&self) -> &'static str {
+        P::NAME
+    }
+}
+
+impl<T, P> StateKey<T, P> {
     /// The whole key, prefix included, for example `"user:theme"`.
     #[must_use]
     pub const fn key(&self) -> &'static str {
@@ -57,33 +92,34 @@ impl<T> StateKey<T> {
     }
 }
 
-impl<T> Clone for StateKey<T> {
+impl<T, P> Clone for StateKey<T, P> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for StateKey<T> {}
+impl<T, P> Copy for StateKey<T, P> {}
 
-impl<T> PartialEq for StateKey<T> {
+impl<T, P> PartialEq for StateKey<T, P> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
 
-impl<T> Eq for StateKey<T> {}
+impl<T, P> Eq for StateKey<T, P> {}
 
-impl<T> fmt::Debug for StateKey<T> {
+impl<T, P: Policy> fmt::Debug for StateKey<T, P> {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
             .debug_struct("StateKey")
             .field("key", &self.key)
             .field("type", &std::any::type_name::<T>())
+            .field("policy", &P::NAME)
             .finish()
     }
 }
 
-impl<T> AsRef<str> for StateKey<T> {
+impl<T, P> AsRef<str> for StateKey<T, P> {
     fn as_ref(&self) -> &str {
         self.key
     }

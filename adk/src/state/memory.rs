@@ -232,24 +232,21 @@ impl SessionStore for InMemorySessionStore {
     async fn commit_turn(
         &self,
         key: &SessionKey,
-        commit: TurnCommit,
+        mut commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
         commit.check_threads()?;
         let mut guard = self.lock();
         let stored = &mut *guard;
         let empty = Map::new();
         let user_key = (key.app.clone(), key.user.clone());
-        let stale = commit.stale_keys(
+        commit.resolve(
             stored.apps.get(&key.app).unwrap_or(&empty),
             stored.users.get(&user_key).unwrap_or(&empty),
             stored
                 .sessions
                 .get(key)
                 .map_or(&empty, |session| &session.state),
-        );
-        if !stale.is_empty() {
-            return Err(SessionStoreError::Stale { keys: stale });
-        }
+        )?;
         // Checked: from here on nothing can fail, so the commit is applied whole.
         if !commit.app.is_empty() {
             StateWrite::apply_all(&commit.app, stored.apps.entry(key.app.clone()).or_default());
@@ -283,19 +280,16 @@ impl SessionStore for InMemorySessionStore {
         &self,
         app: &AppName,
         user: &UserId,
-        commit: StateCommit,
+        mut commit: StateCommit,
     ) -> Result<(), SessionStoreError> {
         let mut guard = self.lock();
         let stored = &mut *guard;
         let empty = Map::new();
         let user_key = (app.clone(), user.clone());
-        let stale = commit.stale_keys(
+        commit.resolve(
             stored.apps.get(app).unwrap_or(&empty),
             stored.users.get(&user_key).unwrap_or(&empty),
-        );
-        if !stale.is_empty() {
-            return Err(SessionStoreError::Stale { keys: stale });
-        }
+        )?;
         if !commit.app.is_empty() {
             StateWrite::apply_all(&commit.app, stored.apps.entry(app.clone()).or_default());
         }

@@ -14,6 +14,7 @@
 #![doc = include_str!("../../docs/state.md")]
 
 pub mod conformance;
+pub mod contention;
 mod edit;
 mod error;
 mod event;

@@ -85,7 +85,8 @@ pub struct LoadedTurn {
 
 /// One write of a turn's commit: a key's name (prefix stripped), its change, and the value the
 /// turn loaded for it (`None`: absent). A store refuses the whole commit with
-/// [`SessionStoreError::Stale`] when a key's stored value is no longer `expected`.
+/// [`SessionStoreError::Stale`] when a `Set` or `Delete` key's stored value is no longer
+/// `expected`; a [`StateChange::Merge`] is never stale (its `expected` is not checked).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StateWrite {
     /// The key without its scope prefix.
@@ -97,12 +98,20 @@ pub struct StateWrite {
 }
 
 impl StateWrite {
-    /// Applies `writes` to `state` (unprefixed keys), in order. For store implementations.
+    /// Applies `writes` to `state` (unprefixed keys), in order. For store implementations: call
+    /// it on the state read inside the commit's transaction, after
+    /// [`TurnCommit::resolve`] (which reports a merge that cannot be applied; here such a merge
+    /// leaves the key unchanged).
     pub fn apply_all(writes: &[StateWrite], state: &mut Map<String, Value>) {
         for write in writes {
             match &write.change {
                 StateChange::Set(value) => {
                     state.insert(write.name.clone(), value.clone());
+                }
+                StateChange::Merge(merge) => {
+                    if let Ok(value) = merge.apply(state.get(&write.name)) {
+                        state.insert(write.name.clone(), value);
+                    }
                 }
                 StateChange::Delete => {
                     state.remove(&write.name);
@@ -208,12 +217,58 @@ impl TurnCommit {
             (Scope::Session, &self.session, session),
         ] {
             for write in writes {
-                if stored.get(&write.name) != write.expected.as_ref() {
+                if !matches!(write.change, StateChange::Merge(_))
+                    && stored.get(&write.name) != write.expected.as_ref()
+                {
                     stale.push(scope.key(&write.name));
                 }
             }
         }
         stale
+    }
+
+    /// Checks the commit against the stored app, user and session state (unprefixed) read
+    /// inside the commit's transaction, and turns each merge into the value it produces from
+    /// them, so [`StateWrite::apply_all`] then writes plain values. For store implementations:
+    /// this is the whole contention rule (stale refusal for `refuse` keys, last writer wins,
+    /// merges applied to the stored value).
+    ///
+    /// ```
+    /// use adk::state::{StateChange, StateWrite, TurnCommit};
+    /// use serde_json::{json, Map};
+    ///
+    /// let commit = TurnCommit {
+    ///     app: vec![StateWrite { name: "motd".into(), change: StateChange::Set(json!("hi")), expected: None }],
+    ///     ..TurnCommit::default()
+    /// };
+    /// let mut stored_app = Map::new();
+    /// stored_app.insert("motd".into(), json!("hello")); // another turn wrote it meanwhile
+    /// let error = commit.clone().resolve(&stored_app, &Map::new(), &Map::new()).unwrap_err();
+    /// assert!(error.to_string().contains("app:motd"), "{error}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Stale`] naming every stale key, or
+    /// [`SessionStoreError::MergeRefused`]; the commit must then apply nothing.
+    pub fn resolve(
+        &mut self,
+        app: &Map<String, Value>,
+        user: &Map<String, Value>,
+        session: &Map<String, Value>,
+    ) -> Result<(), SessionStoreError> {
+        let stale = self.stale_keys(app, user, session);
+        if !stale.is_empty() {
+            return Err(SessionStoreError::Stale { keys: stale });
+        }
+        for (scope, writes, stored) in [
+            (Scope::App, &mut self.app, app),
+            (Scope::User, &mut self.user, user),
+            (Scope::Session, &mut self.session, session),
+        ] {
+            resolve_merges(scope, writes, stored)?;
+        }
+        Ok(())
     }
 
     /// Checks every thread id the commit names (its thread and each thread-scoped record) with
@@ -267,7 +322,46 @@ pub struct StateCommit {
     pub user: Vec<StateWrite>,
 }
 
+/// Replaces each merge of `writes` with the value it produces from `stored`.
+fn resolve_merges(
+    scope: Scope,
+    writes: &mut [StateWrite],
+    stored: &Map<String, Value>,
+) -> Result<(), SessionStoreError> {
+    for write in writes {
+        if let StateChange::Merge(merge) = &write.change {
+            let value = merge.apply(stored.get(&write.name)).map_err(|reason| {
+                SessionStoreError::MergeRefused {
+                    key: scope.key(&write.name),
+                    reason,
+                }
+            })?;
+            write.change = StateChange::Set(value);
+        }
+    }
+    Ok(())
+}
+
 impl StateCommit {
+    /// As [`TurnCommit::resolve`], for app and user writes outside a turn. For store
+    /// implementations.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Stale`] or [`SessionStoreError::MergeRefused`].
+    pub fn resolve(
+        &mut self,
+        app: &Map<String, Value>,
+        user: &Map<String, Value>,
+    ) -> Result<(), SessionStoreError> {
+        let stale = self.stale_keys(app, user);
+        if !stale.is_empty() {
+            return Err(SessionStoreError::Stale { keys: stale });
+        }
+        resolve_merges(Scope::App, &mut self.app, app)?;
+        resolve_merges(Scope::User, &mut self.user, user)
+    }
+
     /// The keys (prefixed) whose stored values are no longer what the writer read, given the
     /// stored app and user state. For store implementations.
     #[must_use]

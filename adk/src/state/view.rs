@@ -6,19 +6,26 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::contention::{Add, Counter, MergeOp, MergePolicy, Policy, PolicyKind};
 use super::store::{LoadedTurn, StateWrite, TurnCommit};
 use super::{Scope, StateError, StateKey, StateValue};
 use crate::ids::ThreadId;
 use crate::middleware_state::MiddlewareStates;
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite};
 
-/// One recorded change to a key: a new value (JSON `null` included) or a deletion.
+/// One recorded change to a key: a new value (JSON `null` included), a deletion, or a merge the
+/// store applies to the value it holds at commit.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StateChange {
-    /// The key now holds this value. `Value::Null` is a value, not a deletion.
+    /// The key now holds this value. `Value::Null` is a value, not a deletion. Refused as stale
+    /// when another turn changed the key since this turn loaded it.
     Set(Value),
-    /// The key was deleted.
+    /// The key was deleted (refused as stale like a `Set`).
     Delete,
+    /// A merge of a `last_writer_wins` or merge-policy key (see
+    /// [`contention`](super::contention)): never stale, applied by the store to the value it
+    /// reads inside the commit's transaction.
+    Merge(MergeOp),
 }
 
 /// The state a turn sees: what the session store loaded (session keys bare, app and user keys
@@ -113,17 +120,20 @@ impl State {
     pub fn value(&self, key: &str) -> Option<&Value> {
         match self.changes.get(key) {
             Some(StateChange::Set(value)) => Some(value),
+            Some(StateChange::Merge(merge)) => Some(merge.preview()),
             Some(StateChange::Delete) => None,
             None => self.loaded.get(key),
         }
     }
 
-    /// The value of a typed key, or `None` when absent.
+    /// The value of a typed key, or `None` when absent. For a merge-policy key written by this
+    /// turn: the turn's merges applied to the value it loaded (the store applies them to the
+    /// value it holds at commit, which other turns may have changed).
     ///
     /// # Errors
     ///
     /// [`StateError::Deserialize`] when the stored JSON is not a `T`.
-    pub fn get<T: StateValue>(&self, key: StateKey<T>) -> Result<Option<T>, StateError> {
+    pub fn get<T: StateValue, P>(&self, key: StateKey<T, P>) -> Result<Option<T>, StateError> {
         self.value(key.key())
             .map(|value| {
                 T::deserialize(value).map_err(|source| StateError::Deserialize {
@@ -141,17 +151,120 @@ impl State {
         self.value(key.as_ref()).is_some()
     }
 
-    /// Writes a typed key.
+    /// Writes a typed key. For a `last_writer_wins` key the write is never refused as stale;
+    /// for a merge-policy key (`add`, `union`, `max`, `merge`) it is an absolute write under the
+    /// `refuse` rule (a reset), and [`merge`](Self::merge) is the write that merges.
     ///
     /// # Errors
     ///
     /// [`StateError::Serialize`] when `value` cannot be turned into JSON.
-    pub fn set<T: StateValue>(&mut self, key: StateKey<T>, value: T) -> Result<(), StateError> {
+    pub fn set<T: StateValue + 'static, P: Policy>(
+        &mut self,
+        key: StateKey<T, P>,
+        value: T,
+    ) -> Result<(), StateError> {
+        if P::KIND == PolicyKind::LastWriterWins
+            && let Some(function) = key.merge_fn()
+        {
+            return self.record_merge(key.key(), P::NAME, function, value);
+        }
         let json = serde_json::to_value(value).map_err(|source| StateError::Serialize {
             key: key.key().to_owned(),
             source,
         })?;
         self.record(key.key().to_owned(), StateChange::Set(json));
+        Ok(())
+    }
+
+    /// Merges `operand` into a merge-policy key: recorded as the operation (for `union`, "add
+    /// these members"), applied by the store to the value it holds at commit, so concurrent
+    /// turns' merges all land and none is refused. The turn reads the merge applied to what it
+    /// loaded at once.
+    ///
+    /// ```rust,standalone_crate
+    /// use adk::state::State;
+    /// use adk::state::contention::Union;
+    ///
+    /// const TAGS: adk::state::StateKey<Vec<String>, Union> =
+    ///     adk::state_key!("user:tags" => Vec<String>, on_conflict = union);
+    ///
+    /// let mut state = State::new();
+    /// state.merge(TAGS, vec!["new".to_owned()])?;
+    /// state.merge(TAGS, vec!["new".to_owned(), "vip".to_owned()])?;
+    /// assert_eq!(state.get(TAGS)?, Some(vec!["new".to_owned(), "vip".to_owned()]));
+    /// # Ok::<(), adk::state::StateError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::Merge`] when the value the turn sees for the key is not the key's type, or
+    /// the merge refuses (an overflowing counter); nothing was recorded.
+    pub fn merge<T: StateValue + 'static, P: MergePolicy>(
+        &mut self,
+        key: StateKey<T, P>,
+        operand: T,
+    ) -> Result<(), StateError> {
+        match key.merge_fn() {
+            Some(function) => self.record_merge(key.key(), P::NAME, function, operand),
+            None => Err(StateError::Merge {
+                key: key.key().to_owned(),
+                reason: "the key was declared without its merge".to_owned(),
+            }),
+        }
+    }
+
+    /// Adds `amount` to a counter key (`on_conflict = add`): concurrent turns' additions all
+    /// land. Only counter keys compile here.
+    ///
+    /// ```rust,standalone_crate
+    /// use adk::state::State;
+    /// use adk::state::contention::Add;
+    ///
+    /// const VISITS: adk::state::StateKey<u64, Add> =
+    ///     adk::state_key!("app:visits" => u64, on_conflict = add);
+    ///
+    /// let mut state = State::new();
+    /// state.add(VISITS, 1)?;
+    /// state.add(VISITS, 2)?;
+    /// assert_eq!(state.get(VISITS)?, Some(3));
+    /// # Ok::<(), adk::state::StateError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`merge`](Self::merge).
+    pub fn add<T: Counter + 'static>(
+        &mut self,
+        key: StateKey<T, Add>,
+        amount: T,
+    ) -> Result<(), StateError> {
+        self.merge(key, amount)
+    }
+
+    fn record_merge<T: StateValue + 'static>(
+        &mut self,
+        key: &'static str,
+        rule: &'static str,
+        function: super::contention::MergeFn<T>,
+        operand: T,
+    ) -> Result<(), StateError> {
+        let refused = |reason: String| StateError::Merge {
+            key: key.to_owned(),
+            reason,
+        };
+        let merge = MergeOp::typed(rule, function, operand, self.value(key)).map_err(refused)?;
+        let change = match self.changes.get(key) {
+            // After an absolute write the turn's own value is the base: still an absolute
+            // write, under the refuse rule.
+            Some(StateChange::Set(_) | StateChange::Delete) => {
+                StateChange::Set(merge.preview().clone())
+            }
+            Some(StateChange::Merge(earlier)) => {
+                StateChange::Merge(earlier.clone().then(merge).map_err(refused)?)
+            }
+            None => StateChange::Merge(merge),
+        };
+        self.record(key.to_owned(), change);
         Ok(())
     }
 
@@ -204,6 +317,9 @@ impl State {
             match change {
                 StateChange::Set(value) => {
                     merged.insert(key.clone(), value.clone());
+                }
+                StateChange::Merge(merge) => {
+                    merged.insert(key.clone(), merge.preview().clone());
                 }
                 StateChange::Delete => {
                     merged.remove(key);
@@ -264,6 +380,11 @@ impl State {
     /// Queues a middleware-state record write (or deletion) for the turn's commit.
     pub fn write_middleware_record(&mut self, write: MiddlewareStateWrite) {
         self.middleware_writes.push(write);
+    }
+
+    /// The change this state recorded for `key`, if any.
+    pub(crate) fn change_of(&self, key: &str) -> Option<&StateChange> {
+        self.changes.get(key)
     }
 
     /// Records a change made elsewhere (a tool handler's write), as if made here: visible at
