@@ -1,17 +1,22 @@
 """google-adk's own session services on a file, for adk's interop tests
 (tests/tests/google_adk_interop.rs). Run with the python of `.ci/google-adk install`.
 
-  read_session.py read database|sqlite PATH APP USER SESSION
+  read_session.py read database|sqlite|postgres PATH APP USER SESSION
       Reads the session with DatabaseSessionService (v1 schema) or SqliteSessionService (what
-      `adk web` writes) and prints {"state", "events", "last_update_time", "listed"} as JSON:
+      `adk web` writes); `postgres` is DatabaseSessionService on PostgreSQL through asyncpg, PATH
+      then being a libpq URL (postgresql:///DB?host=SOCKET_DIR&user=USER) and the tables those of
+      the schema named by $ADK_GOOGLE_ADK_PG_SCHEMA (default: the search path). Prints {"state", "events", "last_update_time", "listed"} as JSON:
       events as google-adk stores them (model_dump, exclude_none), listed = the ids
       list_sessions returns for APP and USER.
   read_session.py write-sqlite PATH APP USER SESSION
       Writes a session the way `adk web` does (SqliteSessionService): initial state, a user
       message, a function call, its response carrying a state delta, and a model answer.
+  read_session.py write database|sqlite|postgres PATH APP USER SESSION
+      Writes the same session with that service.
 """
 import asyncio
 import json
+import os
 import sys
 
 from google.adk.events import Event, EventActions
@@ -25,6 +30,13 @@ def service(kind, path):
         return DatabaseSessionService(db_url=f"sqlite+aiosqlite:///{path}")
     if kind == "sqlite":
         return SqliteSessionService(db_path=path)
+    if kind == "postgres":
+        scheme, separator, rest = path.partition("://")
+        if not separator or scheme not in ("postgres", "postgresql"):
+            raise SystemExit(f"not a postgresql:// URL: {path!r}")
+        schema = os.environ.get("ADK_GOOGLE_ADK_PG_SCHEMA")
+        settings = {"server_settings": {"search_path": schema}} if schema else {}
+        return DatabaseSessionService(db_url=f"postgresql+asyncpg://{rest}", connect_args=settings)
     raise SystemExit(f"unknown service {kind!r}")
 
 
@@ -41,8 +53,14 @@ async def read(kind, path, app, user, session_id):
     }))
 
 
-async def write_sqlite(path, app, user, session_id):
-    sessions = service("sqlite", path)
+async def write(kind, path, app, user, session_id):
+    schema = os.environ.get("ADK_GOOGLE_ADK_PG_SCHEMA")
+    if kind == "postgres" and schema:
+        import asyncpg
+        connection = await asyncpg.connect(path)
+        await connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        await connection.close()
+    sessions = service(kind, path)
     session = await sessions.create_session(
         app_name=app, user_id=user, session_id=session_id,
         state={"step": 1, "user:lang": "fr", "temp:t": "never stored"},
@@ -66,6 +84,8 @@ if __name__ == "__main__":
     if command == "read":
         asyncio.run(read(*arguments))
     elif command == "write-sqlite":
-        asyncio.run(write_sqlite(*arguments))
+        asyncio.run(write("sqlite", *arguments))
+    elif command == "write":
+        asyncio.run(write(*arguments))
     else:
         raise SystemExit(f"unknown command {command!r}")

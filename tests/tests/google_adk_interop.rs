@@ -3,9 +3,13 @@
 //! adk reads the event rows of a `DatabaseSessionService` database and the files
 //! `SqliteSessionService` writes (what `adk web` keeps in `.adk/session.db`); google-adk's own
 //! services read back, with the same state and events, what adk wrote, and an `adk web` file
-//! adk ran turns on stays readable by google-adk. The tests that run google-adk need Python 3:
-//! `.ci/google-adk install` puts google-adk into a cached virtual environment. Without it they
-//! print a banner saying they did NOT run; with `CI` set they fail instead.
+//! adk ran turns on stays readable by google-adk. On PostgreSQL too: google-adk's
+//! `DatabaseSessionService` (through asyncpg) reads what adk's PostgreSQL store wrote, and adk
+//! reads a session google-adk wrote into tables google-adk created. The tests that run
+//! google-adk need Python 3: `.ci/google-adk install` puts google-adk into a cached virtual
+//! environment. Without it they print a banner saying they did NOT run; with `CI` set they fail
+//! instead. The PostgreSQL ones also need the database of `.ci/postgres run` (NOT RUN without
+//! it, a failure under `.ci/postgres run`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,12 +20,14 @@ use adk::TurnRunner;
 use adk::context::{DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::pipeline::{BoxError, Next, from_fn};
+use adk::postgres::{PostgresOptions, PostgresSessionStore};
 use adk::primitives::{Message, ToolCall};
 use adk::sqlite::SqliteSessionStore;
 use adk::state::{
     EventContent, EventPart, GetSessionConfig, SessionEvent, SessionKey, SessionStore, StateKey,
 };
 use adk::storage::NoopStorage;
+use adk_integration_tests::postgres_database;
 use serde_json::{Value, json};
 
 const VISITS: StateKey<u32> = adk::state_key!("visits" => u32);
@@ -90,26 +96,64 @@ fn google_adk(test: &str) -> Option<&'static Path> {
 
 /// Runs tests/google-adk/read_session.py with google-adk and returns what it printed.
 fn google_adk_reads(python: &Path, service: &str, path: &Path, key: &SessionKey) -> Value {
+    let output = read_session_py(python, "read", service, path.as_os_str(), key, None);
+    serde_json::from_slice(&output).expect("the script prints JSON")
+}
+
+/// Runs `read_session.py COMMAND SERVICE PATH APP USER SESSION` (PostgreSQL tables in
+/// `schema`), failing the test when it fails; returns its stdout.
+fn read_session_py(
+    python: &Path,
+    command: &str,
+    service: &str,
+    path: &std::ffi::OsStr,
+    key: &SessionKey,
+    schema: Option<&str>,
+) -> Vec<u8> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("google-adk/read_session.py");
-    let output = Command::new(python)
+    let mut python = Command::new(python);
+    if let Some(schema) = schema {
+        python.env("ADK_GOOGLE_ADK_PG_SCHEMA", schema);
+    }
+    let output = python
         .arg(script)
-        .args(["read", service])
+        .args([command, service])
         .arg(path)
         .args([key.app.as_str(), key.user.as_str(), key.session.as_str()])
         .output()
         .expect("python runs");
     assert!(
         output.status.success(),
-        "google-adk could not read {}: {}",
-        path.display(),
+        "google-adk could not {command} {}: {}",
+        path.to_string_lossy(),
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_slice(&output.stdout).expect("the script prints JSON")
+    output.stdout
+}
+
+/// The test database's URL and a schema name no other test uses, or `None` after saying the
+/// test did not run (a failure under `.ci/postgres run`).
+fn postgres_schema(test: &str) -> Option<(String, String)> {
+    let Some(url) = postgres_database::test_url() else {
+        eprintln!("NOT RUN on PostgreSQL: {test} (ADK_TEST_POSTGRES_URL is not set)");
+        return None;
+    };
+    Some((url, postgres_database::fresh_schema_name("gadk")))
+}
+
+async fn postgres_store(url: &str, schema: &str) -> PostgresSessionStore {
+    let options = PostgresOptions::from_url(url)
+        .expect("a valid URL")
+        .schema(schema)
+        .expect("a valid schema name");
+    PostgresSessionStore::connect_with(options)
+        .await
+        .expect("connects")
 }
 
 /// A runner whose model calls `weather` once and answers; `turn_input` writes session, user and
 /// app keys.
-fn weather_runner(store: SqliteSessionStore) -> TurnRunner {
+fn weather_runner(store: impl SessionStore) -> TurnRunner {
     TurnRunner::builder()
         .storage(NoopStorage::new())
         .session_store(store)
@@ -155,7 +199,7 @@ async fn run_turn(runner: &TurnRunner, key: &SessionKey, question: &str) {
     assert!(outcome.is_completed(), "{:?}", outcome.status);
 }
 
-async fn with_events(store: &SqliteSessionStore, key: &SessionKey) -> adk::state::Session {
+async fn with_events(store: &impl SessionStore, key: &SessionKey) -> adk::state::Session {
     store
         .get_session_with(key, GetSessionConfig::default())
         .await
@@ -285,6 +329,106 @@ async fn sqlite_store_reads_an_adk_web_session_file_with_its_events() {
     assert_eq!(listed.len(), 1);
 }
 
+/// Every time column of an `adk web` file keeps google-adk's REAL type, and no v1 metadata
+/// table was added.
+fn assert_google_adk_types_kept(path: &Path) {
+    let connection = rusqlite::Connection::open(path).expect("opens");
+    for (table, column) in [
+        ("sessions", "update_time"),
+        ("sessions", "create_time"),
+        ("app_states", "update_time"),
+        ("user_states", "update_time"),
+        ("events", "timestamp"),
+    ] {
+        let types: Vec<String> = connection
+            .prepare(&format!("SELECT DISTINCT typeof({column}) FROM {table}"))
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(types, ["real"], "{table}.{column}");
+    }
+    let metadata: i64 = connection
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'adk_internal_metadata'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(metadata, 0);
+}
+
+fn journal_mode(path: &Path) -> String {
+    rusqlite::Connection::open(path)
+        .expect("opens")
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .expect("reads the journal mode")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn google_adk_files_keep_their_journal_mode_after_adk_ran_turns_on_them() {
+    // Before, opening either file switched it to WAL: a file adk did not create had its journal
+    // mode changed (google-adk reads it still, but it is not adk's to change).
+    for fixture in ["adk_web.db", "sessions.db"] {
+        let (_folder, path) = copy_of(fixture);
+        let before = journal_mode(&path);
+        assert_eq!(before, "delete", "{fixture} is in google-adk's own mode");
+        let store = SqliteSessionStore::open(&path).await.expect("opens");
+        let runner = weather_runner(store.clone());
+        run_turn(&runner, &SessionKey::new("a", "u1", "s1"), "Weather?").await;
+        run_turn(&runner, &SessionKey::new("a", "u1", "s-new"), "Weather?").await;
+        // The transcript's storage sharing the file changes its mode no more than the store.
+        let storage = adk::sqlite::SqliteStorage::open(&path)
+            .await
+            .expect("opens");
+        drop((storage, runner, store));
+        assert_eq!(journal_mode(&path), before, "{fixture}");
+        let wal = path.with_file_name(format!("{fixture}-wal"));
+        assert!(!wal.exists(), "{fixture}: a WAL file {}", wal.display());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adk_web_file_keeps_its_real_time_columns_after_adk_ran_turns_on_it() {
+    // Without google-adk: the file's own types are what google-adk's `list_sessions` needs
+    // (before, a turn on a new session wrote `update_time` as TEXT into the REAL column).
+    let (_folder, path) = copy_of("adk_web.db");
+    let store = SqliteSessionStore::open(&path).await.expect("opens");
+    let runner = weather_runner(store.clone());
+    run_turn(
+        &runner,
+        &SessionKey::new("a", "u1", "s2"),
+        "Weather in Paris?",
+    )
+    .await;
+    run_turn(&runner, &SessionKey::new("a", "u1", "s1"), "And tomorrow?").await;
+    drop((runner, store));
+    assert_google_adk_types_kept(&path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_adk_creates_is_in_wal_mode_and_stays_so() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let path = folder.path().join("new.db");
+    drop(SqliteSessionStore::open(&path).await.expect("creates"));
+    assert_eq!(journal_mode(&path), "wal");
+    drop(
+        adk::sqlite::SqliteStorage::open(&path)
+            .await
+            .expect("opens"),
+    );
+    drop(SqliteSessionStore::open(&path).await.expect("reopens"));
+    assert_eq!(journal_mode(&path), "wal");
+    let storage_first = folder.path().join("storage.db");
+    drop(
+        adk::sqlite::SqliteStorage::open(&storage_first)
+            .await
+            .expect("creates"),
+    );
+    assert_eq!(journal_mode(&storage_first), "wal");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn google_adk_reads_a_session_adk_wrote_with_the_same_state_and_events() {
     let Some(python) = google_adk("google_adk_reads_a_session_adk_wrote") else {
@@ -336,33 +480,7 @@ async fn an_adk_web_file_adk_ran_turns_on_stays_readable_by_google_adk() {
     drop(runner);
     drop(store);
 
-    // Every time column keeps google-adk's REAL type, and no v1 metadata was added.
-    let connection = rusqlite::Connection::open(&path).expect("opens");
-    for (table, column) in [
-        ("sessions", "update_time"),
-        ("sessions", "create_time"),
-        ("app_states", "update_time"),
-        ("user_states", "update_time"),
-        ("events", "timestamp"),
-    ] {
-        let types: Vec<String> = connection
-            .prepare(&format!("SELECT DISTINCT typeof({column}) FROM {table}"))
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(types, ["real"], "{table}.{column}");
-    }
-    let metadata: i64 = connection
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name = 'adk_internal_metadata'",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap();
-    assert_eq!(metadata, 0);
-    drop(connection);
+    assert_google_adk_types_kept(&path);
 
     let google_new = google_adk_reads(python, "sqlite", &path, &new);
     assert_eq!(google_new["listed"], json!(["s1", "s2"]));
@@ -376,4 +494,111 @@ async fn an_adk_web_file_adk_ran_turns_on_stays_readable_by_google_adk() {
         mine_old.events[4].content,
         Some(EventContent::user_text("And tomorrow?"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn google_adk_reads_a_session_adk_wrote_on_postgres_with_the_same_state_and_events() {
+    let test = "google_adk_reads_a_session_adk_wrote_on_postgres";
+    let Some(python) = google_adk(test) else {
+        return;
+    };
+    let Some((url, schema)) = postgres_schema(test) else {
+        return;
+    };
+    let store = postgres_store(&url, &schema).await;
+    let key = SessionKey::new("weather", "ada", "s-1");
+    let runner = weather_runner(store.clone());
+    run_turn(&runner, &key, "Weather in Paris?").await;
+    run_turn(&runner, &key, "And tomorrow?").await;
+    let mine = with_events(&store, &key).await;
+    assert_eq!(mine.events.len(), 8);
+    drop(runner);
+
+    let output = read_session_py(
+        python,
+        "read",
+        "postgres",
+        url.as_ref(),
+        &key,
+        Some(&schema),
+    );
+    let google: Value = serde_json::from_slice(&output).expect("the script prints JSON");
+    assert_eq!(google["state"], Value::Object(mine.state.clone()));
+    assert_eq!(
+        google["state"],
+        json!({"visits": 2, "user:lang": "fr", "app:calls": 2})
+    );
+    assert_same_events(&mine.events, &google["events"]);
+    assert_eq!(google["listed"], json!(["s-1"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_reads_a_session_google_adk_wrote_in_tables_google_adk_created() {
+    let test = "postgres_store_reads_a_session_google_adk_wrote";
+    let Some(python) = google_adk(test) else {
+        return;
+    };
+    let Some((url, schema)) = postgres_schema(test) else {
+        return;
+    };
+    let key = SessionKey::new("a", "u1", "s1");
+    // google-adk creates its own tables (its column types, its metadata row) in an empty schema.
+    read_session_py(
+        python,
+        "write",
+        "postgres",
+        url.as_ref(),
+        &key,
+        Some(&schema),
+    );
+    let google = read_session_py(
+        python,
+        "read",
+        "postgres",
+        url.as_ref(),
+        &key,
+        Some(&schema),
+    );
+    let google: Value = serde_json::from_slice(&google).expect("the script prints JSON");
+
+    let store = postgres_store(&url, &schema).await;
+    let session = with_events(&store, &key).await;
+    assert_eq!(
+        session.state,
+        *json!({"step": 1, "city": "Paris", "user:lang": "fr", "app:calls": 1})
+            .as_object()
+            .unwrap()
+    );
+    assert_eq!(Value::Object(session.state.clone()), google["state"]);
+    assert_eq!(session.events.len(), 4);
+    assert_same_events(&session.events, &google["events"]);
+    assert_eq!(
+        session.events[0].content,
+        Some(EventContent::user_text("Weather in Paris?"))
+    );
+    assert_eq!(
+        session.events[2].state_delta,
+        *json!({"city": "Paris", "app:calls": 1})
+            .as_object()
+            .unwrap()
+    );
+    let listed = store.list_sessions(&"a".into(), None).await.expect("lists");
+    assert_eq!(listed.len(), 1);
+
+    // A turn adk runs on it stays readable by google-adk.
+    let runner = weather_runner(store.clone());
+    run_turn(&runner, &key, "And tomorrow?").await;
+    let mine = with_events(&store, &key).await;
+    drop(runner);
+    let after = read_session_py(
+        python,
+        "read",
+        "postgres",
+        url.as_ref(),
+        &key,
+        Some(&schema),
+    );
+    let after: Value = serde_json::from_slice(&after).expect("the script prints JSON");
+    assert_eq!(after["state"], Value::Object(mine.state.clone()));
+    assert_same_events(&mine.events, &after["events"]);
 }

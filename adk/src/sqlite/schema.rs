@@ -145,18 +145,37 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StorageError> {
     // Everything that can refuse the file is read first: switching to WAL rewrites the file's
     // header, so a refused file must be turned away before it.
     refuse_unusable(&connection, path)?;
-    let journal_mode: String = connection
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(backend("switching to WAL mode"))?;
-    if !journal_mode.eq_ignore_ascii_case("wal") {
-        return Err(StorageError::backend(format!(
-            "SQLite refused WAL mode for {path:?} (journal mode is `{journal_mode}`); \
-             use a file on a local file system"
-        )));
+    // WAL is switched on for a new file only, and kept in the file from then on. A file with
+    // tables already is one this crate made (WAL already) or google-adk's session file shared
+    // with the session store (`adk web`'s keeps its rollback journal: adk does not change the
+    // journal mode of a file it did not create).
+    let new_file: bool = connection
+        .query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(backend("listing the tables already in the file"))?;
+    if new_file {
+        let journal_mode: String = connection
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(backend("switching to WAL mode"))?;
+        if !journal_mode.eq_ignore_ascii_case("wal") {
+            return Err(StorageError::backend(format!(
+                "SQLite refused WAL mode for {path:?} (journal mode is `{journal_mode}`); \
+                 use a file on a local file system"
+            )));
+        }
     }
-    connection
-        .pragma_update(None, "synchronous", "NORMAL")
-        .map_err(backend("setting synchronous=NORMAL"))?;
+    let journal_mode: String = connection
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .map_err(backend("reading the journal mode"))?;
+    // Safe from corruption in WAL mode only; another mode keeps SQLite's default (FULL).
+    if journal_mode.eq_ignore_ascii_case("wal") {
+        connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(backend("setting synchronous=NORMAL"))?;
+    }
     connection
         .pragma_update(None, "foreign_keys", "ON")
         .map_err(backend("enabling foreign keys"))?;

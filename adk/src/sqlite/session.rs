@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_
 /// round; middleware-state records live in `adk_rs_middleware_state`, which ADK ignores.
 ///
 /// One thread owns the connection; calls are sent to it, so no SQLite call runs on an async
-/// runtime thread. The file is in WAL mode, and each commit is one `IMMEDIATE` transaction.
+/// runtime thread. A file it creates is in WAL mode (a google-adk file keeps its own journal
+/// mode), and each commit is one `IMMEDIATE` transaction.
 /// It may share a file with [`SqliteStorage`](super::SqliteStorage).
 ///
 /// ```
@@ -188,13 +189,29 @@ fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageEr
     Ok(())
 }
 
+/// Whether the file holds any table yet: a file without one is new, made by this store.
+fn has_tables(connection: &Connection) -> Result<bool, StorageError> {
+    connection
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|error| {
+            StorageError::backend(format!("SQLite failed while listing the tables: {error}"))
+        })
+}
+
 impl SqliteSessionStore {
     /// Opens (or creates) the database at `path` and its tables.
     ///
+    /// A file this store creates is switched to WAL mode; a file that already holds tables
+    /// (one google-adk or `adk web` wrote) keeps its journal mode.
+    ///
     /// # Errors
     ///
-    /// A backend error when the file cannot be opened or switched to WAL. A file whose ADK
-    /// schema version is not `'1'` ([`SqliteError::SessionSchemaUnsupported`]) or whose
+    /// A backend error when the file cannot be opened or a new file switched to WAL. A file
+    /// whose ADK schema version is not `'1'` ([`SqliteError::SessionSchemaUnsupported`]) or whose
     /// `sessions` table is not Google ADK's ([`SqliteError::ForeignSessionsTable`]) is refused
     /// before anything is written to it, so it is left byte-for-byte unchanged.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, SessionStoreError> {
@@ -215,12 +232,24 @@ impl SqliteSessionStore {
                 .busy_timeout(std::time::Duration::from_secs(10))
                 .map_err(|error| StorageError::backend(error.to_string()))?;
             refuse_unusable(&connection, &path)?;
-            connection
-                .pragma_update(None, "journal_mode", "WAL")
+            // WAL only for a file this store creates: the mode is kept in the file, so a file
+            // it made earlier is WAL already, and a file another program made (google-adk's,
+            // `adk web`'s `.adk/session.db`) keeps the journal mode that program chose.
+            if !has_tables(&connection)? {
+                connection
+                    .pragma_update(None, "journal_mode", "WAL")
+                    .map_err(|error| StorageError::backend(error.to_string()))?;
+            }
+            // `synchronous=NORMAL` is safe from corruption in WAL mode only; another mode keeps
+            // SQLite's default (FULL).
+            let journal_mode: String = connection
+                .pragma_query_value(None, "journal_mode", |row| row.get(0))
                 .map_err(|error| StorageError::backend(error.to_string()))?;
-            connection
-                .pragma_update(None, "synchronous", "NORMAL")
-                .map_err(|error| StorageError::backend(error.to_string()))?;
+            if journal_mode.eq_ignore_ascii_case("wal") {
+                connection
+                    .pragma_update(None, "synchronous", "NORMAL")
+                    .map_err(|error| StorageError::backend(error.to_string()))?;
+            }
             prepare(&mut connection)?;
             Ok(connection)
         })
