@@ -52,6 +52,8 @@ pub(super) fn key(
                 ::adk::state::StateKey::<#value_type, ::adk::state::contention::#marker_ident>::__with_policy(#literal, #merge)
             }
         }
+        // An error was reported: a key of any policy, so no type mismatch follows it.
+        (_, Some(_), false) => quote!(::adk::state::StateKey::<#value_type, _>::__after_error()),
         _ => quote!(::adk::state::StateKey::<#value_type>::__from_checked_literal(#literal)),
     };
     quote!({

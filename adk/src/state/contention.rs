@@ -50,6 +50,12 @@ pub trait Policy: sealed::Sealed + Copy + Send + Sync + 'static {
 
 /// A policy that merges concurrent writes in the store: `ctx.state_mut().merge(KEY, operand)`
 /// accepts keys of these policies only.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` key is not merged: `merge` takes a key declared with \
+               `on_conflict = add`, `union`, `max` or `merge(your_fn)`",
+    label = "this key's policy is `{Self}`",
+    note = "write it with `set`, or declare the key with a merge policy"
+)]
 pub trait MergePolicy: Policy {}
 
 macro_rules! policies {

@@ -60,6 +60,18 @@ impl<T, P: Policy> StateKey<T, P> {
         }
     }
 
+    /// The key `state_key!` expands to after reporting an error in a declaration that names a
+    /// policy: its policy is inferred from where it is used, so the macro's error is shown
+    /// alone. Never usable: the crate does not compile. Not part of the public API.
+    #[doc(hidden)]
+    pub const fn __after_error() -> Self {
+        Self {
+            key: "",
+            merge: None,
+            value_type: PhantomData,
+        }
+    }
+
     /// The merge the key's policy applies (`None` for [`Refuse`]).
     pub(crate) fn merge_fn(&self) -> Option<MergeFn<T>> {
         self.merge

@@ -398,6 +398,10 @@ type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionStoreErro
 /// - A commit whose write would overwrite a key whose stored value is no longer the one the turn
 ///   loaded is refused with [`SessionStoreError::Stale`], applying nothing. Writes to other keys
 ///   by other turns do not make a commit stale.
+/// - A [`StateChange::Merge`] (a `last_writer_wins` or merge-policy key) is never stale: it is
+///   applied to the value stored when the commit is applied, read inside the same atomic write
+///   ([`TurnCommit::resolve`] does both rules; a merge the stored value cannot take refuses the
+///   commit with [`SessionStoreError::MergeRefused`]).
 /// - Committing to a session that does not exist creates it.
 /// - A thread id that fails [`ThreadId::check`] (empty, too long, a control character) is
 ///   refused with [`SessionStoreError::InvalidThreadId`] by `load_turn`, `commit_turn` and
