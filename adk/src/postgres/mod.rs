@@ -71,6 +71,7 @@
 
 mod approvals;
 mod blob;
+mod commit;
 mod error;
 mod ledger;
 mod lineage;

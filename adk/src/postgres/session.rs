@@ -17,6 +17,7 @@ use crate::state::{
     StateCommit, StateWrite, TurnCommit, merge_scopes, split_by_scope,
 };
 
+use super::commit::{DELETE_RECORD, PUT_RECORD, thread_column};
 use super::error::{PostgresError, failed, unavailable};
 use super::options::PostgresOptions;
 use super::session_events::{insert_events, read_events};
@@ -124,15 +125,6 @@ const LOAD_TURN: &str = "SELECT
                       ORDER BY thread_id, record_key)
        FROM adk_rs_middleware_state
       WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id IN ('', $4))";
-const PUT_RECORD: &str = "INSERT INTO adk_rs_middleware_state
-    (app_name, user_id, session_id, thread_id, record_key, version, record)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
-    ON CONFLICT (app_name, user_id, session_id, thread_id, record_key)
-    DO UPDATE SET version = EXCLUDED.version, record = EXCLUDED.record";
-const DELETE_RECORD: &str = "DELETE FROM adk_rs_middleware_state
-    WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4
-    AND record_key = $5";
-
 /// A [`SessionStore`] in a PostgreSQL database that any number of processes share, laid out as
 /// Google ADK's `DatabaseSessionService` v1 schema on PostgreSQL (`app_states`, `user_states`,
 /// `sessions`, `events`, `adk_internal_metadata` with `schema_version` `'1'`; JSONB state,
@@ -208,13 +200,6 @@ fn timestamp(micros: i64) -> Result<Timestamp, SessionStoreError> {
     Timestamp::from_microsecond(micros).map_err(|error| {
         SessionStoreError::InvalidData(format!("the session's update_time: {error}"))
     })
-}
-
-fn thread_column(scope: &RecordScope) -> &str {
-    match scope {
-        RecordScope::Session => "",
-        RecordScope::Thread(thread) => thread.as_str(),
-    }
 }
 
 fn records(aggregated: Option<Value>) -> Result<Vec<MiddlewareStateRecord>, SessionStoreError> {
@@ -619,6 +604,11 @@ impl SessionStore for PostgresSessionStore {
         commit.check_threads()?;
         let operation = "committing a turn";
         let mut client = self.client(operation).await?;
+        // Most commits: the session exists and nothing went stale; one round trip, see
+        // `commit.rs`. The rest take the locking transaction below.
+        if super::commit::one_round_trip(&client, key, &commit).await? {
+            return Ok(());
+        }
         let transaction = client.transaction().await.map_err(db(operation))?;
         let (app_name, user_id, id) = (key.app.as_str(), key.user.as_str(), key.session.as_str());
         // Locks in one order, session → app → user, in every transaction that takes more than

@@ -13,7 +13,7 @@ use super::error::failed;
 
 // Times travel as whole microseconds since the epoch, so none is rounded through a float. All
 // of a commit's events go in one statement (one round trip), however many there are.
-const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
+pub(super) const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
      invocation_id, timestamp, event_data) \
      SELECT e.id, $2, $3, $4, e.invocation_id, \
      TIMESTAMP 'epoch' + e.micros * INTERVAL '1 microsecond', e.data \
