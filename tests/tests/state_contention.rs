@@ -179,7 +179,39 @@ async fn a_refused_turn_run_again_on_fresh_state_lands_every_increment(store: Sh
     assert_eq!(app_state(&store).await["count"], json!(turns));
 }
 
+async fn a_tool_handlers_merges_from_concurrent_turns_all_land(store: SharedSessionStore) {
+    const CALLS: StateKey<u64, Add> = adk::state_key!("app:calls" => u64, on_conflict = add);
+    let count = Tool::builder("count")
+        .description("Counts its calls.")
+        .handler(
+            |_args: serde_json::Value, invocation: adk::primitives::ToolInvocation| async move {
+                invocation.merge_state(CALLS, 1)?;
+                Ok("counted".to_owned())
+            },
+        )
+        .build()
+        .expect("a valid tool");
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .tool(count)
+        .executor(adk::dispatch::executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.call_tool("count", "call-1", json!({})).await?;
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                ctx.call_tool("count", "call-2", json!({})).await?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcomes = run_all(&runner).await;
+    assert!(outcomes.iter().all(TurnOutcome::is_completed));
+    assert_eq!(app_state(&store).await["calls"], json!(2 * TURNS));
+}
+
 adk_integration_tests::on_every_session_store!("contention":
+    a_tool_handlers_merges_from_concurrent_turns_all_land,
     a_shared_app_counter_under_256_concurrent_turns_ends_exact_with_no_turn_refused,
     a_refuse_key_under_the_same_load_refuses_turns_naming_the_key,
     last_writer_wins_union_max_and_a_user_merge_refuse_no_turn_and_keep_every_write,
