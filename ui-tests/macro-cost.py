@@ -10,6 +10,13 @@ with other builds, CPU time moves far less than wall time. Prints each run and t
 
     python3 ui-tests/macro-cost.py            # 7 runs of each
     python3 ui-tests/macro-cost.py --runs 11 --keep /tmp/macro-cost
+    python3 ui-tests/macro-cost.py --edit --instructions   # re-check after a length-changing edit
+
+`--edit` is what an editor does on every keystroke: before each re-check (incremental on) it
+adds or removes a statement in the body of the middle middleware fn, so the spans of everything
+after it move. `--instructions` also counts the instructions cargo and rustc retire
+(`perf stat -e instructions:u`), which a busy machine moves far less than time. The target
+directory is `$CARGO_TARGET_DIR` when set, else this workspace's `target/`.
 
 Record the figure and this command in docs/performance.md.
 """
@@ -92,13 +99,21 @@ def with_body_lines(count):
     return work + MIDDLEWARE_BODY
 
 
-def macro_crate():
+def body_of(index, edits):
+    """The body of middleware `index`: the middle one has `edits` extra statements (0 or 1), the
+    edit `--edit` makes between re-checks."""
+    if index != MIDDLEWARE // 2:
+        return MIDDLEWARE_BODY
+    return "    let edited = ctx.is_aborted();\n" * edits + MIDDLEWARE_BODY
+
+
+def macro_crate(edits=0):
     parts = [PRELUDE]
     for index in range(MIDDLEWARE):
         parts.append(
             f"#[adk::middleware(pipeline = turn_input)]\n"
             f"pub async fn step_{index}(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {{\n"
-            f"{MIDDLEWARE_BODY}\n}}\n"
+            f"{body_of(index, edits)}\n}}\n"
         )
     for index in range(ADAPTERS):
         parts.append(
@@ -129,7 +144,7 @@ impl Store{index} {{
     return "\n".join(parts)
 
 
-def hand_written_crate():
+def hand_written_crate(edits=0):
     parts = [PRELUDE]
     for index in range(MIDDLEWARE):
         name = f"step_{index}"
@@ -140,7 +155,7 @@ pub struct {name};
 
 impl {name} {{
     async fn run(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {{
-{MIDDLEWARE_BODY}
+{body_of(index, edits)}
     }}
 }}
 
@@ -213,7 +228,14 @@ adk = {{ package = "checked-adk", path = "{WORKSPACE}/adk" }}
         lib.write(source)
 
 
-def cpu_seconds_of(command, cwd, env):
+def cpu_seconds_of(command, cwd, env, count_instructions=False):
+    """CPU seconds (user + sys) and wall seconds of `command`, and the instructions it and its
+    children retired in user space when `count_instructions` (else None)."""
+    counts = None
+    if count_instructions:
+        handle, counts = tempfile.mkstemp(prefix="adk-macro-cost-perf-")
+        os.close(handle)
+        command = ["perf", "stat", "-x", ",", "-e", "instructions:u", "-o", counts, "--"] + command
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
@@ -222,7 +244,19 @@ def cpu_seconds_of(command, cwd, env):
     if result.returncode != 0:
         sys.exit(f"`{' '.join(command)}` failed in {cwd}:\n{result.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall
+    instructions = None
+    if counts:
+        with open(counts) as report:
+            for line in report:
+                fields = line.strip().split(",")
+                if len(fields) > 2 and fields[2].startswith("instructions"):
+                    if not fields[0].isdigit():
+                        sys.exit(f"perf could not count instructions ({line.strip()}): run without --instructions")
+                    instructions = int(fields[0])
+        os.remove(counts)
+        if instructions is None:
+            sys.exit("perf stat printed no instruction count: run without --instructions")
+    return cpu, wall, instructions
 
 
 def main():
@@ -244,7 +278,22 @@ def main():
         help="keep incremental compilation on: the edit-and-recheck loop, where unchanged items reuse "
         "the last run's checking but every macro is expanded again",
     )
+    parser.add_argument(
+        "--edit",
+        action="store_true",
+        help="before each re-check, add or remove a statement in the middle middleware's body, as "
+        "typing does (implies --incremental)",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count instructions retired (perf stat -e instructions:u); fails loudly without perf",
+    )
     arguments = parser.parse_args()
+    if arguments.edit:
+        arguments.incremental = True
+    if arguments.instructions and shutil.which("perf") is None:
+        sys.exit("--instructions needs `perf` on PATH, and it is not there")
     MIDDLEWARE, ADAPTERS = arguments.middleware, arguments.adapters
     MIDDLEWARE_BODY = with_body_lines(arguments.body_lines)
 
@@ -255,26 +304,52 @@ def main():
     # the last run's type checking, and the runs would time the whole check less the cache. With
     # --incremental that is what is timed: a user's re-check after an edit elsewhere.
     incremental = "1" if arguments.incremental else "0"
-    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(WORKSPACE, "target"), CARGO_INCREMENTAL=incremental)
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(WORKSPACE, "target")
+    env = dict(os.environ, CARGO_TARGET_DIR=target, CARGO_INCREMENTAL=incremental)
     check = ["cargo", "check", "--offline", "--quiet"]
     # Warm-up: builds adk once into the shared target directory and proves both crates compile.
     for crate in ("macros", "by_hand"):
         cpu_seconds_of(check, os.path.join(root, crate), env)
 
+    sources = {"macros": macro_crate, "by_hand": hand_written_crate}
     samples = {"macros": [], "by_hand": []}
+    counted = {"macros": [], "by_hand": []}
     for run in range(arguments.runs):
         for crate in ("macros", "by_hand") if run % 2 == 0 else ("by_hand", "macros"):
-            os.utime(os.path.join(root, crate, "src", "lib.rs"))
-            cpu, wall = cpu_seconds_of(check, os.path.join(root, crate), env)
+            lib = os.path.join(root, crate, "src", "lib.rs")
+            if arguments.edit:
+                # Run 1 adds the statement, run 2 removes it, and so on: every re-check follows
+                # an edit that changes the body's length.
+                with open(lib, "w") as source:
+                    source.write(sources[crate]((run + 1) % 2))
+            else:
+                os.utime(lib)
+            cpu, wall, instructions = cpu_seconds_of(
+                check, os.path.join(root, crate), env, arguments.instructions
+            )
             samples[crate].append(cpu)
-            print(f"run {run + 1} {crate:8} cpu {cpu:6.2f} s  wall {wall:6.2f} s", flush=True)
+            line = f"run {run + 1} {crate:8} cpu {cpu:6.2f} s  wall {wall:6.2f} s"
+            if instructions is not None:
+                counted[crate].append(instructions)
+                line += f"  instructions {instructions / 1e9:6.2f} G"
+            print(line, flush=True)
 
-    macros = statistics.median(samples["macros"])
-    by_hand = statistics.median(samples["by_hand"])
-    print(
-        f"median cpu (user+sys): macros {macros:.2f} s, by hand {by_hand:.2f} s, "
-        f"ratio {macros / by_hand:.2f}x ({MIDDLEWARE} #[middleware], {ADAPTERS} storage_adapter!)"
-    )
+    what = f"({MIDDLEWARE} #[middleware], {ADAPTERS} storage_adapter!"
+    what += ", re-check after a length-changing edit)" if arguments.edit else ")"
+    for name, pick in (("median", statistics.median), ("min", min)):
+        macros = pick(samples["macros"])
+        by_hand = pick(samples["by_hand"])
+        print(
+            f"{name} cpu (user+sys): macros {macros:.2f} s, by hand {by_hand:.2f} s, "
+            f"ratio {macros / by_hand:.2f}x {what}"
+        )
+    if arguments.instructions:
+        macros = statistics.median(counted["macros"])
+        by_hand = statistics.median(counted["by_hand"])
+        print(
+            f"median instructions: macros {macros / 1e9:.2f} G, by hand {by_hand / 1e9:.2f} G, "
+            f"ratio {macros / by_hand:.2f}x {what}"
+        )
     if not arguments.keep:
         shutil.rmtree(root)
 

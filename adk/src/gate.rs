@@ -54,6 +54,31 @@ use crate::ids::TurnId;
 /// forever.
 pub const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
+/// What a gate's answer can be decoded into: the `T` of `ctx.wait_for::<T>(request)`. A gate
+/// is resolved with JSON (from a person, a webhook, another process), so `T` is owned serde data:
+/// `Deserialize` derived, nothing borrowed.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct Approval {
+///     approved: bool,
+///     note: Option<String>,
+/// }
+///
+/// fn answer<T: adk::gate::GateValue>() {}
+/// answer::<Approval>();
+/// answer::<bool>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a gate cannot be answered with `{Self}`: a gate's answer is decoded from JSON",
+    label = "`wait_for` decodes the answer into `{Self}`, which is not `serde::de::DeserializeOwned`",
+    note = "add `#[derive(serde::Deserialize)]` to `{Self}` (owned fields: `String`, not `&str`), or wait for a `serde_json::Value` and read it yourself"
+)]
+pub trait GateValue: DeserializeOwned {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> GateValue for T {}
+
 /// What a gate asks for.
 #[derive(Clone, Debug)]
 pub struct GateRequest {

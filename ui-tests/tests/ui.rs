@@ -72,3 +72,17 @@ fn tool_effects() {
     cases.pass("tool_effect/pass/*.rs");
     cases.compile_fail("tool_effect/fail/*.rs");
 }
+
+#[test]
+fn typed_tools() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("tool/pass/*.rs");
+    cases.compile_fail("tool/fail/*.rs");
+}
+
+#[test]
+fn gates() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("gate/pass/*.rs");
+    cases.compile_fail("gate/fail/*.rs");
+}

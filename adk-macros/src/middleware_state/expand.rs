@@ -49,8 +49,8 @@ pub(super) fn state(parsed: &ParsedState, options: &Options) -> TokenStream {
                 #path
             };
             quote! {
-                ::core::option::Option::Some(::adk::__private::middleware_state::migrated(
-                    #function(from_version, json),
+                ::core::option::Option::Some(::adk::__private::middleware_state::migrate(
+                    ::core::marker::PhantomData::<Self>, #function, from_version, json,
                 ))
             }
         }

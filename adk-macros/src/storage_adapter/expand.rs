@@ -153,6 +153,14 @@ fn method(callback: &Callback, body: Body<'_>, span: Span) -> TokenStream {
         Body::Helper(helper) => quote!(#helper(self, #context #(, #arguments)*)),
         Body::Entry(entry) => call_entry(callback, entry, &context, &arguments),
     };
+    // Spanned at the entry's name: a future that is not `Send` is reported there first in
+    // `SendCallbackFuture`'s words (with the fix), then by rustc at `returns` (with the value).
+    // The future is bound to a name spanned there too, so the caret is under the name alone.
+    let future = Ident::new("__adk_future", span);
+    let call = quote_spanned! {span=> {
+        let #future = #call;
+        ::adk::storage::callback::send(#future)
+    }};
     quote! {
         fn #name #generics (
             &self,

@@ -59,13 +59,15 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
 /// (as `MiddlewareResult::into_result`, spanned at the user's return type) so a return type that
 /// is not a middleware result is reported there, once.
 ///
-/// No `Send` bound here: the future is `Send` exactly when the body's is, and the one place that
-/// requires it is `handle_unboxed`'s return type, which the proc macro spans at the user's fn
-/// name. A bound here as well would report the same future a second time.
+/// The body's future must be `Send` ([`SendBody`]): the call is spanned at the user's fn name, so
+/// a body that holds a value that is not `Send` across an `.await` is reported there first, with
+/// the fix. rustc then reports the same future at `run`'s `+ Send` return type (spanned at the
+/// fn name too), with the value and the `.await` it is held across, which our message cannot
+/// name.
 ///
 /// Generic, and written here once: a closure or an `async` block in the code generated for each
 /// middleware would cost the user's `cargo check` more than this call.
-pub fn place<'a, Body, Ctx, NextArg, F>(
+pub fn place<'a, Body, Ctx, NextArg, F, Marker>(
     body: Body,
     ctx: Ctx,
     next: NextArg,
@@ -73,10 +75,38 @@ pub fn place<'a, Body, Ctx, NextArg, F>(
 ) -> impl std::future::Future<Output = Result<(), BoxError>> + 'a
 where
     Body: FnOnce(Ctx, NextArg) -> F,
-    F: std::future::Future + 'a,
+    F: std::future::Future + SendBody<Marker> + 'a,
 {
     futures_util::FutureExt::map(body(ctx, next), into_result)
 }
+
+/// A middleware body's future, which the runner may move to another thread at any `.await`, so
+/// `Send`. Two impls (the second for types implementing a trait no type implements), so rustc
+/// reports a future that is not `Send` in these words instead of explaining the first impl.
+#[diagnostic::on_unimplemented(
+    message = "this middleware's future is not `Send`: the runner may resume a turn on another thread after any `.await`",
+    label = "the body holds a value that is not `Send` across an `.await` (the next error shows which)",
+    note = "end the value's scope (or `drop` it) before the `.await`, or use a `Send` type: `Arc` instead of `Rc`, `tokio::sync::Mutex` instead of holding a `std::sync::MutexGuard` across `.await`"
+)]
+pub trait SendBody<Marker> {}
+
+/// The markers of [`SendBody`]'s two impls.
+pub mod send_marker {
+    /// The impl for every `Send` future.
+    pub enum Send {}
+
+    /// The impl no type meets.
+    pub enum Unreachable {}
+
+    /// Implemented by no type.
+    pub trait Never {}
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: Future + Send> SendBody<send_marker::Send> for F {}
+
+#[diagnostic::do_not_recommend]
+impl<F: send_marker::Never> SendBody<send_marker::Unreachable> for F {}
 
 /// The pipelines a `#[middleware]` fn fits: implemented by the macro, once per listed pipeline,
 /// for the hidden type that carries the fn (`run` is the fn's body). The fn item itself is the

@@ -73,7 +73,57 @@ pub fn duplicate<T: StateClone>() -> fn(&T) -> T {
     T::duplicate
 }
 
-/// A migration's result with its error boxed.
-pub fn migrated<T, E: Into<BoxError>>(result: Result<T, E>) -> Result<T, BoxError> {
-    result.map_err(Into::into)
+/// A `migrate = path` function: `fn(from_version: u32, json: serde_json::Value) -> Result<State,
+/// E>` with `E` convertible into [`BoxError`]. The derive passes the path through [`migrate`],
+/// spanned at the path, so a function of another signature is reported there in these words.
+#[diagnostic::on_unimplemented(
+    message = "this `migrate` function does not have the signature a migration of `{State}` needs",
+    label = "expected `fn(from_version: u32, json: serde_json::Value) -> Result<{State}, E>`",
+    note = "write it as `fn upgrade(from_version: u32, json: serde_json::Value) -> Result<Self, String>` in an `impl {State}` block and name it `migrate = {State}::upgrade`; the error may be any type that converts into `Box<dyn std::error::Error + Send + Sync>`"
+)]
+pub trait Migration<State, Marker> {
+    /// Runs the migration, its error boxed.
+    fn run(&self, from_version: u32, json: Json) -> Result<State, BoxError>;
+}
+
+/// The markers of [`Migration`]'s two impls: with two candidates, rustc reports a function of
+/// the wrong signature in the trait's words instead of explaining the `Fn` bound of one impl.
+pub mod marker {
+    /// The impl for every migration function.
+    pub enum Function {}
+
+    /// The impl no type meets.
+    pub enum Unreachable {}
+
+    /// Implemented by no type.
+    pub trait Never {}
+}
+
+#[diagnostic::do_not_recommend]
+impl<State, E, F> Migration<State, marker::Function> for F
+where
+    F: Fn(u32, Json) -> Result<State, E>,
+    E: Into<BoxError>,
+{
+    fn run(&self, from_version: u32, json: Json) -> Result<State, BoxError> {
+        self(from_version, json).map_err(Into::into)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<State, F: marker::Never> Migration<State, marker::Unreachable> for F {
+    fn run(&self, _: u32, _: Json) -> Result<State, BoxError> {
+        Err("no type implements `marker::Never`".into())
+    }
+}
+
+/// Runs `function`, a `migrate = path` function, from `from_version`. `State` is passed as a
+/// value so it is known before `function` is checked (the error names it).
+pub fn migrate<State, Marker, F: Migration<State, Marker>>(
+    _state: std::marker::PhantomData<State>,
+    function: F,
+    from_version: u32,
+    json: Json,
+) -> Result<State, BoxError> {
+    function.run(from_version, json)
 }

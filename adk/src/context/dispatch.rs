@@ -513,7 +513,7 @@ impl DispatchContext {
     /// Opens a gate and waits until it is answered, times out, or the dispatch (or the turn) is aborted; see
     /// [`crate::gate`]. Emits `TurnGateOpen` (with the handle to answer it) and
     /// `TurnGateClosed`.
-    pub async fn wait_for<T: serde::de::DeserializeOwned>(
+    pub async fn wait_for<T: crate::gate::GateValue>(
         &self,
         request: crate::gate::GateRequest,
     ) -> Result<T, crate::gate::GateError> {

@@ -77,7 +77,7 @@ impl ToolInvocation {
     /// # let _ = transfer;
     /// # Ok::<(), BoxError>(())
     /// ```
-    pub async fn wait_for<T: DeserializeOwned>(
+    pub async fn wait_for<T: crate::gate::GateValue>(
         &self,
         request: GateRequest,
     ) -> Result<T, GateError> {
@@ -218,7 +218,7 @@ impl ToolContext {
     /// Opens a gate and waits until it is answered, times out, or the dispatch (or the turn) is
     /// aborted, like the other contexts' `wait_for`; the gate is announced on the runner's
     /// bus.
-    pub async fn wait_for<T: DeserializeOwned>(
+    pub async fn wait_for<T: crate::gate::GateValue>(
         &self,
         request: GateRequest,
     ) -> Result<T, GateError> {

@@ -39,6 +39,7 @@ mod standing_instruction;
 mod thought;
 mod tool;
 mod tool_arguments;
+mod tool_bounds;
 mod tool_call;
 mod tool_effect;
 mod tool_invocation;
@@ -61,6 +62,7 @@ pub use tool::{Tool, ToolBuilder, Typed, Untyped};
 pub use tool_arguments::{
     ArgumentViolation, ENUM_LISTING_CHARS, ENUM_VALUES_LISTED, InvalidToolArgs,
 };
+pub use tool_bounds::{ToolArguments, TypedToolHandler};
 pub use tool_call::{ToolCall, ToolCallResults, tool_call_checksum};
 pub use tool_effect::{
     Declared, EffectDeclared, EffectKeyError, EffectKind, ToolEffect, Undeclared,

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::Checker;
 use super::tool_arguments::{ArgumentCheck, InvalidToolArgs};
+use super::tool_bounds::{ToolArguments, TypedToolHandler};
 use super::tool_effect::{Declared, EffectDeclared, KeyFunction, ToolEffect, Undeclared};
 use super::tool_invocation::{
     CarriedContext, CarriedStorage, ToolError, ToolHandler, ToolInvocation, ToolOutput,
@@ -79,7 +80,7 @@ impl Tool {
     /// [`ToolBuilder::build`] exists only once a handler is given, so a tool without one does
     /// not compile.
     pub fn builder(name: impl Into<String>) -> ToolBuilder {
-        ToolBuilder::start(name.into(), json!({"type": "object"}))
+        ToolBuilder::start(name.into(), json!({"type": "object"}), Untyped)
     }
 
     /// Starts building a tool named `name` whose handler takes `Arguments`, a `Deserialize`
@@ -116,13 +117,20 @@ impl Tool {
         name: impl Into<String>,
     ) -> ToolBuilder<(), Typed<Arguments>, Undeclared>
     where
-        Arguments: DeserializeOwned + schemars::JsonSchema + 'static,
+        Arguments: ToolArguments,
     {
         let generator = schemars::generate::SchemaSettings::draft2020_12()
             .with(|settings| settings.meta_schema = None)
             .into_generator();
         let schema = generator.into_root_schema_for::<Arguments>().to_value();
-        ToolBuilder::start(name.into(), schema)
+        ToolBuilder::start(
+            name.into(),
+            schema,
+            Typed {
+                decode: decode::<Arguments>,
+                check: decodes::<Arguments>,
+            },
+        )
     }
 
     /// Checks `args` against the input schema (and, for a [typed](Self::typed) tool, that
@@ -279,7 +287,21 @@ pub struct Untyped;
 
 /// Marks a [`ToolBuilder`] whose handler takes `Arguments`, a `Deserialize` struct
 /// ([`Tool::typed`]).
-pub struct Typed<Arguments>(PhantomData<fn() -> Arguments>);
+///
+/// It carries the decoding of `Arguments`, so the builder's methods need no bound of their
+/// own: an argument type that is not [`ToolArguments`] is reported once, at `Tool::typed`.
+pub struct Typed<Arguments> {
+    decode: fn(&Value) -> Result<Arguments, serde_json::Error>,
+    check: fn(&Value) -> Result<(), serde_json::Error>,
+}
+
+fn decode<Arguments: DeserializeOwned>(args: &Value) -> Result<Arguments, serde_json::Error> {
+    Arguments::deserialize(args)
+}
+
+fn decodes<Arguments: DeserializeOwned>(args: &Value) -> Result<(), serde_json::Error> {
+    Arguments::deserialize(args).map(drop)
+}
 
 impl<Arguments> fmt::Debug for Typed<Arguments> {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -307,12 +329,12 @@ pub struct ToolBuilder<Handler = (), Arguments = Untyped, Effect = Undeclared> {
     on_collision: CollisionPolicy,
     effect: Option<ToolEffect>,
     handler: Handler,
-    arguments: PhantomData<Arguments>,
+    arguments: Arguments,
     declared: PhantomData<Effect>,
 }
 
 impl<Arguments> ToolBuilder<(), Arguments, Undeclared> {
-    fn start(name: String, input_schema: Value) -> Self {
+    fn start(name: String, input_schema: Value, arguments: Arguments) -> Self {
         Self {
             name,
             description: String::new(),
@@ -323,7 +345,7 @@ impl<Arguments> ToolBuilder<(), Arguments, Undeclared> {
             on_collision: CollisionPolicy::Fail,
             effect: None,
             handler: (),
-            arguments: PhantomData,
+            arguments,
             declared: PhantomData,
         }
     }
@@ -407,7 +429,7 @@ impl<Handler, Arguments, Effect> ToolBuilder<Handler, Arguments, Effect> {
             on_collision: self.on_collision,
             effect: effect.or(self.effect),
             handler: handler(self.handler),
-            arguments: PhantomData,
+            arguments: self.arguments,
             declared: PhantomData,
         }
     }
@@ -474,10 +496,7 @@ impl<Handler, Effect> ToolBuilder<Handler, Untyped, Effect> {
     }
 }
 
-impl<Handler, Arguments, Effect> ToolBuilder<Handler, Typed<Arguments>, Effect>
-where
-    Arguments: DeserializeOwned + 'static,
-{
+impl<Handler, Arguments: 'static, Effect> ToolBuilder<Handler, Typed<Arguments>, Effect> {
     /// Idempotent under the key `key` derives from the typed arguments: calling the tool again
     /// under the same key has no further effect. The closure takes `&Arguments`, the tool's own
     /// argument type (any other does not compile); the handler reads the key from
@@ -512,8 +531,9 @@ where
         Function: Fn(&Arguments) -> Key + Send + Sync + 'static,
         Key: Into<String>,
     {
+        let decode = self.arguments.decode;
         let function: KeyFunction = Arc::new(move |args: &Value| {
-            <Arguments as serde::Deserialize>::deserialize(args)
+            decode(args)
                 .map(|arguments| key(&arguments).into())
                 .map_err(|error| error.to_string())
         });
@@ -522,19 +542,24 @@ where
 
     /// The async function run for each call, given the arguments deserialized into
     /// `Arguments`. It may return anything convertible into a [`ToolOutput`].
-    pub fn handler<Function, Output, Returned>(
+    ///
+    /// It takes `Arguments`, the type named in [`Tool::typed`], and a [`ToolInvocation`]
+    /// ([`TypedToolHandler`]); a handler that takes another type does not compile, and the
+    /// error says which type it must take.
+    pub fn handler<Function, Output, Returned, Marker>(
         self,
         handler: Function,
     ) -> ToolBuilder<ToolHandler, Typed<Arguments>, Effect>
     where
-        Function: Fn(Arguments, ToolInvocation) -> Output + Send + Sync + 'static,
+        Function: TypedToolHandler<Arguments, Output, Marker> + Send + Sync + 'static,
         Output: Future<Output = Result<Returned, ToolError>> + Send + 'static,
         Returned: Into<ToolOutput>,
     {
-        let handler: ToolHandler = Arc::new(move |args, invocation| {
+        let decode = self.arguments.decode;
+        let handler: ToolHandler = Arc::new(move |args: Value, invocation| {
             // `validate` already proved the arguments deserialize; a caller that skipped it
             // (`Tool::call` on raw JSON) gets the decode error as the handler's error.
-            match serde_json::from_value::<Arguments>(args) {
+            match decode(&args) {
                 Ok(arguments) => {
                     let running = handler(arguments, invocation);
                     Box::pin(async move { running.await.map(Into::into) })
@@ -609,10 +634,7 @@ impl<Effect> ToolBuilder<ToolHandler, Untyped, Effect> {
     }
 }
 
-impl<Arguments, Effect> ToolBuilder<ToolHandler, Typed<Arguments>, Effect>
-where
-    Arguments: DeserializeOwned,
-{
+impl<Arguments, Effect> ToolBuilder<ToolHandler, Typed<Arguments>, Effect> {
     /// Checks the tool (name and description non-empty, the derived schema an object schema)
     /// and compiles its argument checks. The error names the tool and the field.
     ///
@@ -622,7 +644,8 @@ where
     where
         Effect: EffectDeclared,
     {
-        self.build_checked(ArgumentCheck::decoding::<Arguments>)
+        let check = self.arguments.check;
+        self.build_checked(|arguments| arguments.decoding(check))
     }
 }
 

@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// One way arguments broke a tool's input schema.
@@ -165,9 +164,10 @@ impl ArgumentCheck {
         })
     }
 
-    /// Also requires the arguments to deserialize into `Arguments`.
-    pub(crate) fn decoding<Arguments: DeserializeOwned>(mut self) -> Self {
-        self.decode = Some(decodes_into::<Arguments>);
+    /// Also requires the arguments to pass `decodes` (deserialize into a typed tool's argument
+    /// type).
+    pub(crate) fn decoding(mut self, decodes: DecodeCheck) -> Self {
+        self.decode = Some(decodes);
         self
     }
 
@@ -241,8 +241,4 @@ fn not_one_of(instance: &Value, options: &Value) -> String {
         (Some(_), more) => format!("{} and {more} more", listed.join(", ")),
     };
     format!("{instance} is not one of {values}")
-}
-
-fn decodes_into<Arguments: DeserializeOwned>(args: &Value) -> Result<(), serde_json::Error> {
-    Arguments::deserialize(args).map(drop)
 }

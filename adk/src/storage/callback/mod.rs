@@ -72,6 +72,28 @@ mod sealed {
     }
 }
 
+/// A callback's future, which the runner may move to another thread at any `.await`, so `Send`.
+/// Two impls (the second for [`sealed::Never`] types), so rustc reports a future that is not
+/// `Send` in these words, at the entry's name, before its own error at the method's `+ Send`
+/// return type, which names the value held across the `.await`.
+#[diagnostic::on_unimplemented(
+    message = "the future of this `storage_adapter!` callback is not `Send`: adk may resume it on another thread after any `.await`",
+    label = "the callback holds a value that is not `Send` across an `.await` (the next error shows which)",
+    note = "end the value's scope (or `drop` it) before the `.await`, or use a `Send` type: `Arc` instead of `Rc`, `tokio::sync::Mutex` instead of holding a `std::sync::MutexGuard` across `.await`"
+)]
+pub trait SendCallbackFuture<Marker> {}
+
+#[diagnostic::do_not_recommend]
+impl<F: Future + Send> SendCallbackFuture<Valid> for F {}
+
+#[diagnostic::do_not_recommend]
+impl<F: sealed::Never> SendCallbackFuture<Decoy> for F {}
+
+/// `future`, once [`SendCallbackFuture`] has checked it is `Send`.
+pub fn send<F: SendCallbackFuture<Marker>, Marker>(future: F) -> F {
+    future
+}
+
 /// The process-wide no-op adapter that `..noop` delegates to.
 pub fn noop() -> &'static NoopStorage {
     NoopStorage::shared()
