@@ -73,7 +73,7 @@ mod sealed {
 }
 
 /// A callback's future, which the runner may move to another thread at any `.await`, so `Send`.
-/// Two impls (the second for [`sealed::Never`] types), so rustc reports a future that is not
+/// Two impls (the second for `sealed::Never` types), so rustc reports a future that is not
 /// `Send` in these words, at the entry's name, before its own error at the method's `+ Send`
 /// return type, which names the value held across the `.await`.
 #[diagnostic::on_unimplemented(
