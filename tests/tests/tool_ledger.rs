@@ -14,10 +14,11 @@ use adk::dispatch::{ToolExecutionError, executor_fn};
 use adk::pipeline::BoxError;
 use adk::postgres::PostgresStorage;
 use adk::primitives::EffectKind;
-use adk::primitives::{Tool, ToolOutput};
-use adk::sqlite::SqliteStorage;
+use adk::primitives::{Tool, ToolCall, ToolOutput};
+use adk::sqlite::{SqliteSessionStore, SqliteStorage};
+use adk::state::{SessionKey, SessionStore, SharedSessionStore};
 use adk::storage::ledger::{ToolIntent, ToolResult};
-use adk::storage::{NoopStorage, SharedStorage, StorageContext};
+use adk::storage::{NoopStorage, SharedStorage, StorageContext, StorageError};
 use adk_integration_tests::postgres_database::fresh_options;
 use serde::Deserialize;
 use serde_json::json;
@@ -240,6 +241,175 @@ async fn a_call_id_names_one_call_in_one_turn_and_partition() {
         assert_eq!(
             storage.record_tool_intent(&other, intent()).await.unwrap(),
             None
+        );
+    }
+}
+
+/// Runs one turn on `storage` whose executor stores a `send` call, executes it, and, when
+/// `mutate`, records the finished call; returns the turn's storage context.
+async fn execute_send(storage: SharedStorage, tool: Tool, mutate: bool) -> StorageContext {
+    let slot: Arc<Mutex<Option<StorageContext>>> = Arc::default();
+    let filled = Arc::clone(&slot);
+    let runner = TurnRunner::builder()
+        .storage(storage)
+        .tool(tool)
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
+            let filled = Arc::clone(&filled);
+            Box::pin(async move {
+                *filled.lock().unwrap() = Some(ctx.storage_context().clone());
+                let call = ToolCall::new("call-1", "send", json!({"to": "ana"}))?;
+                ctx.store_tool_call(call.clone()).await?;
+                let output = ctx.execute_tool(&call).await?;
+                if mutate {
+                    let ToolOutput::Text(text) = output else {
+                        panic!("expected text")
+                    };
+                    ctx.mutate_tool_call(call.complete(text)).await?;
+                }
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = runner
+        .run(RawTurnContext::new("c", "p"))
+        .await
+        .unwrap()
+        .into_result()
+        .unwrap();
+    assert!(outcome.is_completed());
+    slot.lock().unwrap().take().unwrap()
+}
+
+/// The ledger's record of `call-1` in the turn of `ctx`.
+async fn recorded(storage: &SharedStorage, ctx: &StorageContext) -> Option<ToolResult> {
+    let intent = ToolIntent::new("call-1", "send", "sum", None, EffectKind::AtMostOnce);
+    storage
+        .record_tool_intent(ctx, intent)
+        .await
+        .unwrap()
+        .expect("the intent was recorded")
+        .result
+}
+
+#[tokio::test]
+async fn an_executed_call_s_ledger_result_is_written_with_its_finished_tool_call() {
+    for (store, storage, _folder) in stores().await {
+        let runs = Runs::default();
+        let tool = send_tool(&runs, false, SendBuilder::at_most_once);
+        let turn = execute_send(storage.clone(), tool, true).await;
+        assert_eq!(
+            recorded(&storage, &turn).await,
+            Some(ToolResult::Text("sent to ana".into())),
+            "{store}"
+        );
+        let calls = storage.fetch_tool_calls(&turn).await.unwrap();
+        if store != "memory" {
+            let call = calls.iter().find(|call| call.id() == "call-1").unwrap();
+            assert!(call.results().is_some(), "{store}: the call is finished");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_executed_call_the_executor_does_not_record_still_gets_its_ledger_result() {
+    for (store, storage, _folder) in stores().await {
+        let runs = Runs::default();
+        let tool = send_tool(&runs, false, SendBuilder::at_most_once);
+        let turn = execute_send(storage.clone(), tool, false).await;
+        assert_eq!(
+            recorded(&storage, &turn).await,
+            Some(ToolResult::Text("sent to ana".into())),
+            "{store}: written when the executor returned"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_written_with_its_result_that_is_not_stored_is_not_found_and_the_result_kept() {
+    for (store, storage, _folder) in stores().await {
+        let ctx = StorageContext::new("c");
+        let intent = ToolIntent::new("call-9", "send", "sum", None, EffectKind::AtMostOnce);
+        storage
+            .record_tool_intent(&ctx, intent.clone())
+            .await
+            .unwrap();
+        let call = ToolCall::new("call-9", "send", json!({"to": "ana"}))
+            .unwrap()
+            .complete("sent");
+        let error = storage
+            .mutate_tool_call_with_result(&ctx, call, ToolResult::Text("sent".into()))
+            .await;
+        if store != "memory" {
+            assert!(
+                matches!(error, Err(StorageError::NotFound { .. })),
+                "{store}: {error:?}"
+            );
+        }
+        let record = storage
+            .record_tool_intent(&ctx, intent)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            record.result,
+            Some(ToolResult::Text("sent".into())),
+            "{store}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn deleting_a_session_deletes_its_ledger_rows_on_sqlite_and_postgres() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("agent.db");
+    let sqlite = SqliteStorage::open(&path).await.unwrap();
+    let sessions = SqliteSessionStore::open(&path).await.unwrap();
+    let mut stores = vec![(
+        "sqlite",
+        SharedStorage::new(sqlite),
+        SharedSessionStore::new(sessions),
+    )];
+    if let Some(options) = fresh_options("tool_ledger_session") {
+        let postgres = PostgresStorage::connect_with(options).await.unwrap();
+        let sessions = SharedSessionStore::new(postgres.session_store().await.unwrap());
+        stores.push(("postgres", SharedStorage::new(postgres), sessions));
+    }
+    for (store, storage, sessions) in stores {
+        let key = SessionKey::new("app", "ada", "s-1");
+        let ctx = |session: &str| {
+            StorageContext::new(session.to_owned())
+                .with_app_name("app")
+                .with_user_id("ada")
+                .with_turn_id(adk::storage::TurnId::from("turn-1"))
+        };
+        let intent = ToolIntent::new("call-1", "send", "sum", None, EffectKind::AtMostOnce);
+        sessions
+            .create_session(&key, Default::default())
+            .await
+            .unwrap();
+        for session in ["s-1", "s-2"] {
+            storage
+                .record_tool_intent(&ctx(session), intent.clone())
+                .await
+                .unwrap();
+        }
+        sessions.delete_session(&key).await.unwrap();
+        assert_eq!(
+            storage
+                .record_tool_intent(&ctx("s-1"), intent.clone())
+                .await
+                .unwrap(),
+            None,
+            "{store}: the deleted session's record is gone"
+        );
+        assert!(
+            storage
+                .record_tool_intent(&ctx("s-2"), intent)
+                .await
+                .unwrap()
+                .is_some(),
+            "{store}: another session's record stays"
         );
     }
 }

@@ -271,6 +271,22 @@ macro_rules! storage_methods {
         )
         .await?;
     };
+    // How a mutate persists, per kind of record: a tool call that `execute_tool` ran under the
+    // ledger takes its parked ledger result along, in one adapter call.
+    (@mutate tool_call, $mutate:ident, $shared:ident, $argument:ident) => {
+        match $crate::storage::ledger::take_parked(&$shared.storage_context, $argument.id()) {
+            Some(result) => {
+                $shared
+                    .storage
+                    .mutate_tool_call_with_result(&$shared.storage_context, $argument.clone(), result)
+                    .await?
+            }
+            None => $shared.storage.$mutate(&$shared.storage_context, $argument.clone()).await?,
+        }
+    };
+    (@mutate $other:ident, $mutate:ident, $shared:ident, $argument:ident) => {
+        $shared.storage.$mutate(&$shared.storage_context, $argument.clone()).await?
+    };
     (@window $($method:ident -> $primitive:ident, $fetch:ident, $what:literal),*) => {$(
         #[doc = concat!("Asks the storage adapter for a window of the conversation's ", $what, " (say, the last 20), oldest first.")]
         ///
@@ -313,7 +329,7 @@ macro_rules! storage_methods {
         ) -> Result<(), $crate::storage::StorageError> {
             let shared = ::std::sync::Arc::clone(&self.shared);
             $crate::context::storage_methods::storage_methods!(@prepare $prepare, self, shared, $argument);
-            shared.storage.$mutate(&shared.storage_context, $argument.clone()).await?;
+            $crate::context::storage_methods::storage_methods!(@mutate $prepare, $mutate, shared, $argument);
             self.record_change($crate::context::write_queue::Delta::$primitive(
                 $crate::context::write_queue::Change::Mutate($argument),
             ));

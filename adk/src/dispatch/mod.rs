@@ -167,6 +167,11 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         if !span.is_disabled() {
             genai::record_generation(&span, &ctx.generation_stats());
         }
+        // Ledger results of calls whose tool-call record the executor did not mutate are
+        // written now, on their own (whatever the executor's outcome).
+        let unwritten =
+            crate::storage::ledger::write_pending(&ctx.shared.storage, &ctx.shared.storage_context)
+                .await;
         let executor_failure = match executed {
             Ok(Ok(())) => None,
             Ok(Err(error)) => match ctx.absorb_abort(error) {
@@ -178,6 +183,15 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
                 Some(executor_error(Panicked { message }.into()))
             }
         };
+        let executor_failure = executor_failure.or_else(|| {
+            unwritten.err().map(|error| {
+                TurnError::new(
+                    ErrorCode::StorageFailed,
+                    "the ledger results of tool calls the executor ran could not be written",
+                )
+                .with_source(error)
+            })
+        });
         if let Some(error) = executor_failure {
             genai::record_error(&span, error.code().as_str());
             dispatch_error = Some(error);
@@ -215,6 +229,19 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             });
         }
         completed_iterations += 1;
+    }
+    // Calls a dispatch middleware ran after the last executor and did not mutate.
+    if let Err(error) =
+        crate::storage::ledger::write_pending(&ctx.shared.storage, &ctx.shared.storage_context)
+            .await
+    {
+        dispatch_error.get_or_insert(
+            TurnError::new(
+                ErrorCode::StorageFailed,
+                "the ledger results of tool calls the dispatch ran could not be written",
+            )
+            .with_source(error),
+        );
     }
     if dispatch_error.is_some() {
         ctx.discard_queue();

@@ -220,6 +220,10 @@ impl DispatchContext {
     /// The returned future owns what it needs and does not borrow the context, so several
     /// calls can run concurrently (`futures::future::join_all`) while the executor keeps using
     /// `ctx`. Nothing is stored: record the result with `ctx.mutate_tool_call(call.complete(..))`.
+    /// For a tool that is not read-only, the [ledger](crate::storage::ledger)'s result of the
+    /// call waits for that mutate and is written with it, in one adapter call
+    /// (`StorageAdapter::mutate_tool_call_with_result`); if the executor returns without
+    /// mutating the call, it is written on its own then.
     ///
     /// ```
     /// use adk::context::DispatchContext;
@@ -286,6 +290,8 @@ impl DispatchContext {
         args: Value,
         checksum: Option<&str>,
     ) -> Result<PreparedCall, ToolExecutionError> {
+        // Only `execute_tool` passes the record's checksum: the caller holds a `ToolCall`.
+        let defers_ledger_result = checksum.is_some();
         let available = || {
             self.tools
                 .visible()
@@ -326,6 +332,8 @@ impl DispatchContext {
             self.shared.storage.clone(),
             self.storage_context().clone(),
         );
+        // A call with a `ToolCall` record: its ledger result goes with the record's mutate.
+        invocation.defers_ledger_result = defers_ledger_result;
         // The handler's (and the tool middleware's) gates: announced on the runner's bus,
         // settled when the dispatch or the turn is aborted.
         invocation.gates = GateLink::new(

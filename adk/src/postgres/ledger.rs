@@ -1,14 +1,19 @@
 //! The tool ledger in PostgreSQL (migration 5): one row per scope, turn and call id in
 //! `adk_rs_tool_ledger`. The intent is one `INSERT .. ON CONFLICT DO NOTHING RETURNING`, and,
 //! only when the call id was already there, a read of its row (a fresh statement, so it sees
-//! the row another process committed); the result is one `UPDATE`.
+//! the row another process committed); the result is one `UPDATE`, or, with the call's own
+//! tool-call write, one statement updating both rows (one round trip, one transaction).
 
 use deadpool_postgres::Pool;
+use tokio_postgres::types::Json;
 
+use crate::primitives::ToolCall;
+use crate::storage::Primitive;
 use crate::storage::ledger::{ToolIntent, ToolRecord, ToolResult};
 use crate::storage::{StorageContext, StorageError};
 
 use super::error::{backend, no_connection};
+use super::records::{Stored, to_json};
 use super::scope::Scope;
 
 /// The ledger's table (migration 5). No foreign key to `sessions`: a ledger row outlives
@@ -143,6 +148,68 @@ pub(super) async fn record_result(
     if changed == 0 {
         return Err(StorageError::backend(format!(
             "no tool intent is recorded for call {call_id:?} in this turn, so its result cannot \
+             be recorded; record the intent first"
+        )));
+    }
+    Ok(())
+}
+
+/// The call's result and its finished tool call in one statement, so one round trip and one
+/// transaction: two data-modifying `WITH` clauses, the ledger row's `UPDATE` and the tool
+/// call's. A tool call that is not found is `NotFound`, and the ledger result is committed all
+/// the same (it is true: the handler returned it).
+pub(super) async fn mutate_call_with_result(
+    pool: &Pool,
+    ctx: &StorageContext,
+    tool_call: ToolCall,
+    result: ToolResult,
+) -> Result<(), StorageError> {
+    let key = tool_call.key();
+    let json = to_json(&tool_call, &key)?;
+    let scope = Scope::of(ctx);
+    let turn_id = ctx.turn_id().as_str();
+    let operation = || format!("recording tool call `{key}` with its ledger result");
+    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let statement = client
+        .prepare_cached(&format!(
+            "WITH ledger AS (UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 \
+             WHERE {MATCHES} RETURNING 1), \
+             call AS (UPDATE {} SET record = $9, turn_id = $5 \
+             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+             AND id = $6 RETURNING 1) \
+             SELECT (SELECT count(*) FROM ledger), (SELECT count(*) FROM call)",
+            ToolCall::TABLE
+        ))
+        .await
+        .map_err(backend(operation()))?;
+    let (kind, text) = result.to_columns();
+    let row = client
+        .query_one(
+            &statement,
+            &[
+                &scope.app,
+                &scope.user,
+                &scope.session,
+                &scope.thread,
+                &turn_id,
+                &key,
+                &kind,
+                &text,
+                &Json(&json),
+            ],
+        )
+        .await
+        .map_err(backend(operation()))?;
+    let (ledger_rows, call_rows): (i64, i64) = (row.get(0), row.get(1));
+    if call_rows == 0 {
+        return Err(StorageError::NotFound {
+            kind: Primitive::ToolCalls,
+            id: key,
+        });
+    }
+    if ledger_rows == 0 {
+        return Err(StorageError::backend(format!(
+            "no tool intent is recorded for call {key:?} in this turn, so its result cannot \
              be recorded; record the intent first"
         )));
     }

@@ -566,4 +566,15 @@ impl StorageAdapter for PostgresStorage {
     ) -> Result<crate::storage::approvals::Answered, StorageError> {
         approvals::answer(&self.pool, ctx, call_id, decision).await
     }
+
+    // One statement (one round trip): the ledger's result and the call's record commit
+    // together.
+    async fn mutate_tool_call_with_result(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+        result: crate::storage::ledger::ToolResult,
+    ) -> Result<(), StorageError> {
+        ledger::mutate_call_with_result(&self.pool, ctx, tool_call, result).await
+    }
 }

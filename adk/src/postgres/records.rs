@@ -56,7 +56,10 @@ impl Stored for StandingInstruction {
 
 // Serialized up front so that a record serde cannot express is reported as such, not as a
 // driver error in the middle of a statement.
-fn to_json<Record: Stored>(record: &Record, key: &str) -> Result<serde_json::Value, StorageError> {
+pub(super) fn to_json<Record: Stored>(
+    record: &Record,
+    key: &str,
+) -> Result<serde_json::Value, StorageError> {
     serde_json::to_value(record).map_err(|source| {
         StorageError::backend(PostgresError::Unserializable {
             kind: Record::KIND.singular(),

@@ -529,6 +529,15 @@ impl SessionStore for PostgresSessionStore {
         )
         .await?;
         super::lineage::delete(&transaction, key).await?;
+        // The ledger has no foreign key to `sessions` (a turn records intents before its
+        // session's first commit), so its rows are deleted here.
+        execute(
+            &transaction,
+            "DELETE FROM adk_rs_tool_ledger WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
+            &[&key.app.as_str(), &key.user.as_str(), &key.session.as_str()],
+            "deleting a session's tool ledger",
+        )
+        .await?;
         transaction.commit().await.map_err(db(operation))
     }
 

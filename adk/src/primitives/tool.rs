@@ -193,6 +193,7 @@ impl Tool {
             storage_context,
             gates: <super::TurnGates as super::InvocationGates>::standalone(),
             state: <super::TurnState as super::InvocationState>::standalone(),
+            defers_ledger_result: false,
         }
     }
 

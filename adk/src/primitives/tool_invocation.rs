@@ -53,6 +53,10 @@ pub struct ToolInvocation {
     pub(crate) storage_context: CarriedContext,
     pub(crate) gates: CarriedGates,
     pub(crate) state: CarriedState,
+    /// Whether the ledger's result of this call waits for the call's own tool-call write
+    /// (`ctx.execute_tool`, whose caller records the finished `ToolCall`) instead of being
+    /// written on its own.
+    pub(crate) defers_ledger_result: bool,
 }
 
 /// The storage half of a [`ToolInvocation`], as the layer that supplies it names it: the handle
@@ -139,6 +143,7 @@ impl ToolInvocation {
             storage_context,
             gates: <TurnGates as InvocationGates>::standalone(),
             state: <TurnState as InvocationState>::standalone(),
+            defers_ledger_result: false,
         }
     }
 

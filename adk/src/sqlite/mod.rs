@@ -681,4 +681,14 @@ impl StorageAdapter for SqliteStorage {
     ) -> Result<crate::storage::approvals::Answered, StorageError> {
         approvals::answer(&self.workers, ctx, call_id, decision).await
     }
+
+    // One writer transaction: the ledger's result and the call's record commit together.
+    async fn mutate_tool_call_with_result(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+        result: crate::storage::ledger::ToolResult,
+    ) -> Result<(), StorageError> {
+        ledger::mutate_call_with_result(&self.workers, ctx, tool_call, result).await
+    }
 }

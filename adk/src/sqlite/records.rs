@@ -57,7 +57,10 @@ impl Stored for StandingInstruction {
     }
 }
 
-fn serialize<Record: Stored>(record: &Record, key: &str) -> Result<String, StorageError> {
+pub(super) fn serialize<Record: Stored>(
+    record: &Record,
+    key: &str,
+) -> Result<String, StorageError> {
     serde_json::to_string(record).map_err(|source| {
         StorageError::backend(SqliteError::Unserializable {
             kind: Record::KIND.singular(),

@@ -526,6 +526,25 @@ impl SessionStore for SqliteSessionStore {
             )
             .map_err(db("deleting a session"))?;
             super::lineage::delete(&tx, &key)?;
+            // The tool ledger, when `SqliteStorage` keeps it in this file: its rows have no
+            // foreign key to `sessions` (a turn records intents before its first commit).
+            let keeps_ledger = tx
+                .query_row(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tool_ledger'",
+                    [],
+                    |_| Ok(()),
+                )
+                .optional()
+                .map_err(db("looking for the tool ledger"))?
+                .is_some();
+            if keeps_ledger {
+                tx.execute(
+                    "DELETE FROM tool_ledger
+                     WHERE app_name = ?1 AND user_id = ?2 AND conversation_id = ?3",
+                    [key.app.as_str(), key.user.as_str(), key.session.as_str()],
+                )
+                .map_err(db("deleting a session's tool ledger"))?;
+            }
             tx.commit().map_err(db("deleting a session"))
         })
         .await

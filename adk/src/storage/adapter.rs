@@ -28,15 +28,17 @@ use crate::primitives::{
 ///   [`read_retrievable_bytes`](Self::read_retrievable_bytes), which read an id back later
 ///   through a fresh reader, per partition.
 ///
-/// Beside the 29 sit six optional callbacks with default bodies:
+/// Beside the 29 sit seven optional callbacks with default bodies:
 /// [`replace_tool_call_group`](Self::replace_tool_call_group) (override it to replace a group
 /// of tool calls atomically; the default deletes, then stores, call by call), the
 /// [tool ledger](super::ledger)'s [`record_tool_intent`](Self::record_tool_intent) and
-/// [`record_tool_result`](Self::record_tool_result), and the
+/// [`record_tool_result`](Self::record_tool_result), with
+/// [`mutate_tool_call_with_result`](Self::mutate_tool_call_with_result), which writes a
+/// finished call and its ledger result together (the default calls the two in turn), and the
 /// [durable approvals](super::approvals)'
 /// [`record_approval_request`](Self::record_approval_request),
 /// [`pending_approvals`](Self::pending_approvals) and
-/// [`answer_approval`](Self::answer_approval) (the defaults keep nothing).
+/// [`answer_approval`](Self::answer_approval) (the other defaults keep nothing).
 ///
 /// Every fetch and write may be a legal no-op (fetches return an empty list, writes do nothing),
 /// but a no-op must be written down: leaving one out is rustc's "not all trait items
@@ -624,6 +626,31 @@ pub trait StorageAdapter: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Answered, StorageError>> + Send {
         let _ = (ctx, call_id, decision);
         async { Ok(Answered::NotFound) }
+    }
+
+    /// Writes a finished tool call (as [`mutate_tool_call`](Self::mutate_tool_call)) and the
+    /// [ledger](super::ledger) result of the same call (as
+    /// [`record_tool_result`](Self::record_tool_result)) together. Called by
+    /// `ctx.mutate_tool_call` for a call that `ctx.execute_tool` ran under the ledger: the
+    /// result waited for the call's own write, so the ledger costs the call one write (its
+    /// intent) beside the writes it makes anyway.
+    ///
+    /// Optional. The default makes the two calls, the ledger result first, so a crash between
+    /// them leaves a recorded result (a re-run uses it) rather than a finished tool call whose
+    /// ledger says nothing. Override it to make both **one transaction**, as `SqliteStorage`
+    /// (one writer transaction) and `PostgresStorage` (one statement) do. Either way, a
+    /// tool call that is not found is [`StorageError::NotFound`], and the ledger result is kept.
+    fn mutate_tool_call_with_result(
+        &self,
+        ctx: &StorageContext,
+        tool_call: ToolCall,
+        result: ToolResult,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        async move {
+            self.record_tool_result(ctx, tool_call.id().to_owned(), result)
+                .await?;
+            self.mutate_tool_call(ctx, tool_call).await
+        }
     }
 
     /// Replaces a group of tool calls: deletes the calls `ids` names and stores `replacements`,

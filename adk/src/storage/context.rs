@@ -10,6 +10,7 @@ pub use crate::ids::{ConversationId, TurnId};
 use crate::primitives::Identity;
 
 use super::FetchWindow;
+use super::pending::PendingResults;
 
 /// The read-only facts every [`StorageAdapter`](super::StorageAdapter) callback receives.
 ///
@@ -62,6 +63,10 @@ struct ContextFields {
     identity: Option<Identity>,
     cancellation: CancellationToken,
     fetch_window: FetchWindow,
+    /// The turn's parked ledger results (`pending::PendingResults`), shared by every clone of
+    /// the context (they share these fields); `None` outside a turn the runner started, where
+    /// every result is written at once. Held inline, so a turn allocates nothing for it.
+    pending_results: Option<PendingResults>,
 }
 
 impl StorageContext {
@@ -85,6 +90,7 @@ impl StorageContext {
                 identity: None,
                 cancellation: CancellationToken::new(),
                 fetch_window: FetchWindow::All,
+                pending_results: None,
             }),
         }
     }
@@ -107,8 +113,15 @@ impl StorageContext {
                 identity,
                 cancellation,
                 fetch_window: FetchWindow::All,
+                pending_results: Some(PendingResults::default()),
             }),
         }
+    }
+
+    /// Where the turn's ledger results wait for their tool-call write (`None` outside a turn
+    /// the runner started).
+    pub(crate) fn pending_ledger_results(&self) -> Option<&PendingResults> {
+        self.inner.pending_results.as_ref()
     }
 
     /// Replaces the turn id (the runner sets the id of the turn being run).

@@ -203,4 +203,5 @@ erased_storage! {
     record_approval_request / erased_record_approval_request(request: ApprovalRequest) -> Option<ApprovalRecord>;
     pending_approvals / erased_pending_approvals() -> Vec<ApprovalRequest>;
     answer_approval / erased_answer_approval(call_id: String, decision: serde_json::Value) -> Answered;
+    mutate_tool_call_with_result / erased_mutate_tool_call_with_result(tool_call: ToolCall, result: ToolResult) -> ();
 }

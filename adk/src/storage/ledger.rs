@@ -240,6 +240,7 @@ pub(crate) async fn call_recorded(
         }
     }
     let call_id = invocation.call_id().to_owned();
+    let defers = invocation.defers_ledger_result;
     // A panic unwinds past the result write, leaving the intent without a result, like a
     // crash; the caller contains it.
     let outcome = tool.call(args, invocation).await;
@@ -248,8 +249,45 @@ pub(crate) async fn call_recorded(
         Ok(_) => ToolResult::Completed,
         Err(error) => ToolResult::Failed(error.source().to_string()),
     };
-    storage.record_tool_result(&ctx, call_id, result).await?;
+    // A call made through `ctx.execute_tool` has a tool-call record its caller is about to
+    // write: the result waits for that write and goes with it (`mutate_tool_call_with_result`),
+    // or is written on its own when the executor returns without it.
+    match ctx.pending_ledger_results() {
+        Some(pending) if defers => {
+            let (kind, text) = result.to_columns();
+            pending.park(call_id, kind, text.to_owned());
+        }
+        _ => storage.record_tool_result(&ctx, call_id, result).await?,
+    }
     outcome
+}
+
+/// Writes, each on its own, the ledger results still parked in `ctx` (calls whose tool-call
+/// record was not mutated after they ran). The dispatch calls it when the executor returns.
+pub(crate) async fn write_pending(
+    storage: &super::SharedStorage,
+    ctx: &super::StorageContext,
+) -> Result<(), StorageError> {
+    let Some(pending) = ctx.pending_ledger_results() else {
+        return Ok(());
+    };
+    let mut first_error = None;
+    for (call_id, kind, text) in pending.drain() {
+        let Some(result) = ToolResult::from_columns(kind, text) else {
+            continue;
+        };
+        if let Err(error) = storage.record_tool_result(ctx, call_id, result).await {
+            first_error.get_or_insert(error);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The parked ledger result of `call_id` in `ctx`'s turn, removed: it goes with the call's
+/// tool-call write.
+pub(crate) fn take_parked(ctx: &super::StorageContext, call_id: &str) -> Option<ToolResult> {
+    let (kind, text) = ctx.pending_ledger_results()?.take(call_id)?;
+    ToolResult::from_columns(kind, text)
 }
 
 /// How many records the in-memory ledger keeps before it forgets the oldest.

@@ -4,8 +4,8 @@
 //! - [`StorageAdapter`], the 29 callbacks (seven fetches, store / mutate / delete for six
 //!   primitives, two byte conduits and their two reads), plus the optional atomic
 //!   `replace_tool_call_group`, the optional [`ledger`] (`record_tool_intent`,
-//!   `record_tool_result`) and the optional [`approvals`] (`record_approval_request`,
-//!   `pending_approvals`, `answer_approval`);
+//!   `record_tool_result`, `mutate_tool_call_with_result`) and the optional [`approvals`]
+//!   (`record_approval_request`, `pending_approvals`, `answer_approval`);
 //! - [`StorageContext`], the read-only facts each callback receives (app, user, conversation,
 //!   thread, turn, identity, cancellation);
 //! - [`FetchWindow`], the part of the history a fetch asks for, carried on the context;
@@ -39,6 +39,7 @@ mod error;
 mod invocation;
 pub mod ledger;
 mod noop;
+mod pending;
 mod primitive;
 mod window;
 
