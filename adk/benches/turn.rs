@@ -7,9 +7,12 @@
 //! two 64-layer baselines, and a turn whose `turn_input` loads 10, 1,000 or 10,000 turns of
 //! history (two messages each) as a window of the last 20 messages and as a whole, beside the
 //! load alone (fetch + `Collection::extend` + drop), so the runtime's own share is the
-//! difference; and a turn whose executor makes one tool call (`ctx.call_tool`), with no tool
-//! middleware and with one pass-through `tool_execution` middleware, so the tool pipeline's
-//! cost is their difference.
+//! difference; and a turn whose executor makes one tool call (`ctx.call_tool`) of an
+//! at-most-once tool (recorded in `NoopStorage`'s in-memory ledger), with no tool middleware and
+//! with one pass-through `tool_execution` middleware, so the tool pipeline's cost is their
+//! difference, beside the same call of a read-only tool (never recorded), so the ledger's CPU
+//! cost is the difference from `tool call/0 tool middleware`. What the ledger costs in writes on
+//! SQLite and PostgreSQL is `benches/ledger.rs`.
 //!
 //! Criterion: `cargo bench -p checked-adk --bench turn -- --measurement-time 2 --warm-up-time 1`
 //! prints allocation counts first and the medians and ratios last.
@@ -108,9 +111,16 @@ async fn pass_tool(
 
 /// A turn whose executor calls the tool `echo` once and acks, with `tool_middleware`
 /// pass-through `tool_execution` middleware.
-fn tool_call_runner(tool_middleware: usize) -> TurnRunner {
-    let echo = adk::primitives::Tool::builder("echo")
-        .description("Answers at once.")
+fn tool_call_runner(tool_middleware: usize, read_only: bool) -> TurnRunner {
+    let echo = adk::primitives::Tool::builder("echo").description("Answers at once.");
+    // An untyped tool is at-most-once: its calls go through the ledger (here `NoopStorage`'s,
+    // in memory); a read-only one is never recorded.
+    let echo = if read_only {
+        echo.read_only()
+    } else {
+        echo.at_most_once()
+    };
+    let echo = echo
         .handler(|_args: serde_json::Value, _| async move { Ok("echo") })
         .build()
         .expect("a valid tool");
@@ -324,8 +334,9 @@ fn raw() -> RawTurnContext {
 /// Every row, by name, as a future factory over the shared set-up.
 struct Rows {
     mocked: [(usize, TurnRunner); 3],
-    /// A turn with one tool call, under 0 and 1 tool middleware.
-    tool_calls: [(usize, TurnRunner); 2],
+    /// A turn with one tool call, under 0 and 1 tool middleware, and of a read-only tool (no
+    /// ledger) under none, by row name.
+    tool_calls: [(String, TurnRunner); 3],
     boxed: Vec<BoxedLayer>,
     histories: Vec<(usize, History, TurnRunner, TurnRunner)>,
 }
@@ -334,7 +345,20 @@ impl Rows {
     fn new() -> Self {
         Self {
             mocked: [0, 1, DEEP / PIPELINES].map(|depth| (depth * PIPELINES, mocked_runner(depth))),
-            tool_calls: [0, 1].map(|count| (count, tool_call_runner(count))),
+            tool_calls: [
+                (
+                    "tool call/0 tool middleware".to_owned(),
+                    tool_call_runner(0, false),
+                ),
+                (
+                    "tool call/1 tool middleware".to_owned(),
+                    tool_call_runner(1, false),
+                ),
+                (
+                    "tool call/read-only (no ledger)".to_owned(),
+                    tool_call_runner(0, true),
+                ),
+            ],
             boxed: boxed_chain(DEEP),
             histories: HISTORY_TURNS
                 .iter()
@@ -354,8 +378,8 @@ impl Rows {
             .iter()
             .map(|(layers, _)| format!("turn/{layers} middleware"))
             .collect();
-        for (count, _) in &self.tool_calls {
-            names.push(format!("tool call/{count} tool middleware"));
+        for (name, _) in &self.tool_calls {
+            names.push(name.clone());
         }
         names.push(format!("baseline/boxed async closures ({DEEP})"));
         names.push(format!("baseline/static chain ({DEEP})"));
@@ -379,11 +403,7 @@ impl Rows {
         {
             return Row::Mocked(index);
         }
-        if let Some(index) = self
-            .tool_calls
-            .iter()
-            .position(|(count, _)| name == format!("tool call/{count} tool middleware"))
-        {
+        if let Some(index) = self.tool_calls.iter().position(|(row, _)| name == row) {
             return Row::ToolCall(index);
         }
         if name.starts_with("baseline/boxed") {
