@@ -18,6 +18,9 @@
 // A bench binary: its helpers need no documentation.
 #![allow(missing_docs)]
 
+#[path = "support/http_request.rs"]
+mod http_request;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -28,7 +31,7 @@ use adk::events::Event;
 use adk::openai::{OpenAiConfig, OpenAiExecutor};
 use adk::storage::NoopStorage;
 use futures_util::StreamExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 const CHUNKS: usize = 200;
@@ -108,27 +111,8 @@ async fn serve(stamps: Arc<Stamps>) -> String {
             socket.set_nodelay(true).expect("TCP_NODELAY");
             let stamps = Arc::clone(&stamps);
             tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buffer = [0u8; 8192];
-                loop {
-                    let Ok(read) = socket.read(&mut buffer).await else {
-                        return;
-                    };
-                    if read == 0 {
-                        return;
-                    }
-                    request.extend_from_slice(&buffer[..read]);
-                    if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
-                        let length: usize = head
-                            .lines()
-                            .find_map(|line| line.strip_prefix("content-length:"))
-                            .and_then(|value| value.trim().parse().ok())
-                            .unwrap_or(0);
-                        if request.len() >= end + 4 + length {
-                            break;
-                        }
-                    }
+                if !http_request::read_request(&mut socket).await {
+                    return;
                 }
                 let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
                 if socket.write_all(head).await.is_err() {

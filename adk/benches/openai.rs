@@ -10,6 +10,9 @@
 //! Run: `cargo bench -p checked-adk --bench openai --features openai -- --measurement-time 2 --warm-up-time 1`.
 //! The ratios of criterion's medians are printed after its output.
 
+#[path = "support/http_request.rs"]
+mod http_request;
+
 use std::sync::Arc;
 
 use adk::TurnRunner;
@@ -17,7 +20,7 @@ use adk::context::RawTurnContext;
 use adk::openai::{OpenAiConfig, OpenAiExecutor};
 use adk::storage::NoopStorage;
 use criterion::Criterion;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 #[path = "support/medians.rs"]
@@ -54,28 +57,8 @@ async fn serve(body: Arc<Vec<u8>>) -> String {
         while let Ok((mut socket, _)) = listener.accept().await {
             let body = Arc::clone(&body);
             tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buffer = [0u8; 8192];
-                // Headers, then as many body bytes as content-length says.
-                loop {
-                    let Ok(read) = socket.read(&mut buffer).await else {
-                        return;
-                    };
-                    if read == 0 {
-                        return;
-                    }
-                    request.extend_from_slice(&buffer[..read]);
-                    if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
-                        let length: usize = head
-                            .lines()
-                            .find_map(|line| line.strip_prefix("content-length:"))
-                            .and_then(|value| value.trim().parse().ok())
-                            .unwrap_or(0);
-                        if request.len() >= end + 4 + length {
-                            break;
-                        }
-                    }
+                if !http_request::read_request(&mut socket).await {
+                    return;
                 }
                 for piece in body.chunks(16 * 1024) {
                     if socket.write_all(piece).await.is_err() {
