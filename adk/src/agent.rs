@@ -275,8 +275,9 @@ impl<S, X> AgentBuilder<S, X> {
     /// # Panics
     ///
     /// As [`TurnRunnerBuilder::build`]: in every build profile, when declared stash keys or
-    /// middleware state keys disagree, and for an output key outside `temp:` without a session
-    /// store; [`try_build`](Self::try_build) returns the error instead.
+    /// middleware state keys disagree, and for an output key outside `temp:` or middleware
+    /// known to write state only a store keeps without a session store;
+    /// [`try_build`](Self::try_build) returns the error instead.
     pub fn build(self) -> Agent
     where
         S: HasStorage,

@@ -84,6 +84,7 @@ pub mod __private {
     pub mod middleware;
     pub mod middleware_state;
     pub mod stash;
+    pub mod state_writes;
     pub use inventory;
 }
 

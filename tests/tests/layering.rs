@@ -27,7 +27,9 @@ struct Layer {
 
 /// The layers, bottom up. A module may import only modules placed before it; within a layer the
 /// order is the order below. The macro-support files `__private/<x>.rs` count with module `x`
-/// (`__private/middleware.rs`, behind `#[middleware]`, with `pipeline`); `lib.rs` is the root,
+/// (`__private/middleware.rs`, behind `#[middleware]`, with `pipeline`;
+/// `__private/state_writes.rs`, which resolves the state writes `#[middleware]` found for the
+/// runner's build-time check, with `runner`); `lib.rs` is the root,
 /// which re-exports and is imported by no layer.
 const LAYERS: &[Layer] = &[
     Layer {
@@ -693,6 +695,7 @@ fn module_of(file: &str) -> String {
             .trim_end_matches(".rs");
         return match served {
             "middleware" => "pipeline".to_owned(),
+            "state_writes" => "runner".to_owned(),
             other => other.to_owned(),
         };
     }

@@ -1,8 +1,10 @@
 //! Wiring, not silence (issue 32 item 5): a runner built without `.session_store(..)` keeps no
 //! state between turns, so state that is meant to outlive a turn is refused rather than silently
 //! reset every turn. What the builder can see (an output key outside `temp:`) is refused when
-//! the runner is built; what only a turn shows (a middleware, a tool or the caller writing a key
-//! outside `temp:` or persistent middleware state) fails that turn with
+//! the runner is built (and so are the writes `#[middleware]` finds in its fn's body:
+//! `tests/tests/state_without_store_build.rs`); what only a turn shows (a `from_fn` middleware,
+//! a tool or the caller writing a key outside `temp:` or persistent middleware state) fails that
+//! turn with
 //! `E_STATE_NO_SESSION_STORE`, naming the key or type and the fix. State that lives one turn
 //! (`temp:` keys, transient middleware state) needs no store, and a program whose other runner
 //! has a store is not refused.

@@ -130,6 +130,27 @@ pub(crate) fn middleware(
         }
     };
     let body_function = body_function(function, TokenStream::new());
+    // One hidden fn next to the body, and a line per pipeline impl, only for a body that
+    // writes state the scan can name (see `state_writes`).
+    let found = super::state_writes::scan(&function.body);
+    let (recorder, state_hook) = if found.is_empty() {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        let recorder = found.recorder();
+        (
+            quote! {
+                #(#cfgs)*
+                impl #body_type {
+                    #recorder
+                }
+            },
+            quote! {
+                fn state_writes(writes: &mut ::adk::pipeline::StateWrites) {
+                    Self::__adk_state_writes(writes);
+                }
+            },
+        )
+    };
     // Each pipeline's impl hands the body's future to the walk itself: no trait of ours sits
     // between the walk and the body, and each impl is what a hand-written one would be. The
     // impl headers are written here, so a middleware registered on the wrong pipeline is
@@ -145,6 +166,7 @@ pub(crate) fn middleware(
             #[automatically_derived]
             impl ::adk::__private::middleware::Fits<::adk::pipeline::#marker> for #body_type {
                 ::adk::__middleware_methods!(#scope_context, #future, |#ctx, #next| #place);
+                #state_hook
             }
         }
     });
@@ -152,6 +174,7 @@ pub(crate) fn middleware(
     quote! {
         #named_fn
         #body_function
+        #recorder
         #(#pipeline_impls)*
     }
 }

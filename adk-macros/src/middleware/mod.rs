@@ -10,6 +10,7 @@ mod expand;
 mod next_use;
 mod parse;
 pub(crate) mod placement;
+mod state_writes;
 mod validate;
 
 #[cfg(test)]

@@ -123,6 +123,10 @@ pub trait Fits<P: Pipeline>: 'static {
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
     ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a;
+
+    /// The session-state writes found in the fn's body (see
+    /// [`Middleware::state_writes`]); the macro overrides it only for a body that has some.
+    fn state_writes(_writes: &mut crate::pipeline::StateWrites) {}
 }
 
 /// What a value must be to be registered as middleware when it is not a middleware type: a
@@ -193,6 +197,10 @@ where
     /// The fn's name: the hidden type carries it.
     fn name(&self) -> &'static str {
         crate::pipeline::short_type_name(std::any::type_name::<<F as MiddlewareFn<P>>::Body>())
+    }
+
+    fn state_writes(&self, writes: &mut crate::pipeline::StateWrites) {
+        <<F as MiddlewareFn<P>>::Body as Fits<P>>::state_writes(writes);
     }
 }
 

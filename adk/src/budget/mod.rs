@@ -38,8 +38,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::DispatchContext;
 use crate::error::TurnError;
-use crate::middleware_state::MiddlewareState;
-use crate::pipeline::{BoxError, BoxFuture, DispatchInput, DispatchOutput, Middleware, Next};
+use crate::middleware_state::{MiddlewareState, Persistence};
+use crate::pipeline::{
+    BoxError, BoxFuture, DispatchInput, DispatchOutput, Middleware, Next, StateWrites,
+};
 use crate::tokens::Usage;
 
 /// Which budget: per turn or per session.
@@ -301,6 +303,11 @@ impl Middleware<DispatchInput> for TokenBudget {
             Ok(())
         })
     }
+
+    /// [`SessionUsage`] is persistent: a runner without a session store is refused when built.
+    fn state_writes(&self, writes: &mut StateWrites) {
+        session_usage_written(writes);
+    }
 }
 
 impl Middleware<DispatchOutput> for TokenBudget {
@@ -315,4 +322,19 @@ impl Middleware<DispatchOutput> for TokenBudget {
             Ok(())
         })
     }
+
+    /// [`SessionUsage`] is persistent: a runner without a session store is refused when built.
+    fn state_writes(&self, writes: &mut StateWrites) {
+        session_usage_written(writes);
+    }
+}
+
+/// The write of [`SessionUsage`] both pipelines' middleware make, for the runner's build-time
+/// check (`docs/state.md`, "Without a session store").
+fn session_usage_written(writes: &mut StateWrites) {
+    writes.middleware_state(
+        std::any::type_name::<SessionUsage>(),
+        SessionUsage::KEY,
+        matches!(SessionUsage::PERSISTENCE, Persistence::Persistent(_)),
+    );
 }

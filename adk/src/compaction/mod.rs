@@ -59,7 +59,7 @@ use std::sync::Arc;
 
 use crate::context::TurnContext;
 use crate::history::{LoadHistory, Loaded};
-use crate::pipeline::{BoxError, BoxFuture, Middleware, Next, TurnInput};
+use crate::pipeline::{BoxError, BoxFuture, Middleware, Next, StateWrites, TurnInput};
 use crate::primitives::{StandingInstruction, Timestamp};
 use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
 use crate::transcript::{Entry, Part, Transcript};
@@ -282,5 +282,16 @@ impl Middleware<TurnInput> for Compaction {
             let _ = next.run(ctx).await;
             Ok(())
         })
+    }
+
+    /// [`CompactionState`] is persistent: a runner without a session store is refused when
+    /// built, rather than on the first turn that compacts.
+    fn state_writes(&self, writes: &mut StateWrites) {
+        use crate::middleware_state::{MiddlewareState, Persistence};
+        writes.middleware_state(
+            std::any::type_name::<CompactionState>(),
+            CompactionState::KEY,
+            matches!(CompactionState::PERSISTENCE, Persistence::Persistent(_)),
+        );
     }
 }

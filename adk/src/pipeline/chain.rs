@@ -28,6 +28,8 @@ trait Layer<C>: Send + Sync {
     ) -> BoxFuture<'a, Downstream>;
 
     fn name(&self) -> &'static str;
+
+    fn state_writes(&self, writes: &mut super::StateWrites);
 }
 
 struct Registered<P, M> {
@@ -70,6 +72,10 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
 
     fn name(&self) -> &'static str {
         self.middleware.name()
+    }
+
+    fn state_writes(&self, writes: &mut super::StateWrites) {
+        self.middleware.state_writes(writes);
     }
 }
 
@@ -117,6 +123,23 @@ impl<P: Pipeline> Stack<P> {
             middleware,
             pipeline: PhantomData,
         }));
+    }
+
+    /// The session-state writes each middleware records (see [`Middleware::state_writes`]), as
+    /// `(position, name, write)` in registration order.
+    pub(crate) fn state_writes(&self) -> Vec<(usize, &'static str, super::StateWrite)> {
+        let mut found = Vec::new();
+        for (position, layer) in self.layers.iter().enumerate() {
+            let mut writes = super::StateWrites::default();
+            layer.state_writes(&mut writes);
+            found.extend(
+                writes
+                    .into_vec()
+                    .into_iter()
+                    .map(|write| (position, layer.name(), write)),
+            );
+        }
+        found
     }
 
     /// How many middleware are registered.

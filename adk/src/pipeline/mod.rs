@@ -24,6 +24,7 @@
 
 mod chain;
 mod from_fn;
+mod state_writes;
 
 use std::fmt;
 use std::future::Future;
@@ -33,6 +34,7 @@ pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 
 pub use from_fn::{FromFn, from_fn};
+pub use state_writes::{StateWrite, StateWrites};
 
 pub use crate::error::BoxError;
 
@@ -317,6 +319,13 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
     fn name(&self) -> &'static str {
         short_type_name(std::any::type_name::<Self>())
     }
+
+    /// Records the session-state writes this middleware is known to make, so a runner without
+    /// a session store refuses it when built rather than on its first turn. Not a public API:
+    /// `#[middleware]` overrides it with what it found in the fn's body; the default records
+    /// nothing (such writes are refused by the turn that makes them).
+    #[doc(hidden)]
+    fn state_writes(&self, _writes: &mut StateWrites) {}
 }
 
 /// `my_crate::auth::Guard<u32>` as `Guard<u32>`: the last path segment before any generics.

@@ -215,9 +215,11 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     /// Keeps session state between turns in `store`: each turn loads its state once when it
     /// starts and commits its delta once, atomically, when it completes (see `docs/state.md`).
     /// Without a store, only state that lives one turn may be written (`temp:` keys, transient
-    /// middleware state): a turn that writes any other key or persistent middleware state fails
-    /// with `E_STATE_NO_SESSION_STORE`, and an output key outside `temp:` is refused by
-    /// [`build`](Self::build).
+    /// middleware state): [`build`](Self::build) refuses an output key outside `temp:` and
+    /// registered middleware known to write any other key or persistent middleware state
+    /// ([`BuildError::StateWithoutStore`]), and a turn that writes such state the build could
+    /// not see fails with `E_STATE_NO_SESSION_STORE` (`docs/state.md`, "Without a session
+    /// store").
     pub fn session_store(mut self, store: impl SessionStore) -> Self {
         self.session_store = Some(SharedSessionStore::new(store));
         self
@@ -261,7 +263,10 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     ///   at run time, so the check runs before any turn can;
     /// - when the runner is told to keep state between turns but has nowhere to keep it: an
     ///   [`output_key`](Self::output_key) outside `temp:` without a
-    ///   [`session_store`](Self::session_store) ([`BuildError::NoSessionStore`]).
+    ///   [`session_store`](Self::session_store) ([`BuildError::NoSessionStore`]), or
+    ///   middleware known to write a key outside `temp:` or persistent middleware state
+    ///   ([`BuildError::StateWithoutStore`]): the writes `#[middleware]` found in a registered
+    ///   fn's body, and the crate's own `TokenBudget` and `Compaction`.
     pub fn build(self) -> TurnRunner
     where
         S: HasStorage,
@@ -295,7 +300,8 @@ impl<S, X> TurnRunnerBuilder<S, X> {
     /// [`BuildError::Conflicts`] naming both declarations of every disagreement, with their
     /// `file:line`: among the stash keys first, then among the middleware state keys.
     /// [`BuildError::NoSessionStore`] for an output key outside `temp:` without a session
-    /// store.
+    /// store; [`BuildError::StateWithoutStore`] listing every write of the runner's middleware
+    /// that only a session store keeps, without one.
     pub fn try_build(self) -> Result<TurnRunner, BuildError>
     where
         S: HasStorage,
@@ -309,6 +315,17 @@ impl<S, X> TurnRunnerBuilder<S, X> {
             return Err(BuildError::NoSessionStore {
                 what: format!("`.output_key({:?})`", key.key()),
             });
+        }
+        if self.session_store.is_none() {
+            let mut writes = Vec::new();
+            super::wiring::unkept_writes(&self.turn_input, &mut writes);
+            super::wiring::unkept_writes(&self.dispatch_input, &mut writes);
+            super::wiring::unkept_writes(&self.dispatch_output, &mut writes);
+            super::wiring::unkept_writes(&self.tool_execution, &mut writes);
+            super::wiring::unkept_writes(&self.turn_output, &mut writes);
+            if !writes.is_empty() {
+                return Err(BuildError::StateWithoutStore { writes });
+            }
         }
         Ok(TurnRunner::from_parts(RunnerParts {
             storage: self.storage.into_storage(),
@@ -347,6 +364,23 @@ pub enum BuildError {
     NoSessionStore {
         /// The builder call that needs the store, as written: `` `.output_key("last_reply")` ``.
         what: String,
+    },
+    /// The runner's middleware write state only a session store keeps (keys outside `temp:`,
+    /// persistent middleware state), but the runner was built without one, so the writes would
+    /// be lost after every turn. Lists each write `#[middleware]` found in a registered fn's
+    /// body; see `docs/state.md`, "Without a session store", for which writes are found here
+    /// and which the first turn refuses instead.
+    #[error(
+        "the runner has no session store, but its middleware write state only a store keeps, \
+         which would be lost after every turn:{}\nadd `.session_store(..)` to the builder (an \
+         `adk::state::InMemorySessionStore`, a SQLite or PostgreSQL store), or keep what lives \
+         one turn in `temp:` keys and transient middleware state",
+        super::wiring::report(writes)
+    )]
+    StateWithoutStore {
+        /// Every such write, in pipeline order (`turn_input`, `dispatch_input`,
+        /// `dispatch_output`, `tool_execution`, `turn_output`), then registration order.
+        writes: Vec<super::UnkeptWrite>,
     },
 }
 

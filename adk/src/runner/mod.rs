@@ -14,6 +14,7 @@ mod events;
 mod outcome;
 mod resume;
 mod retry;
+mod wiring;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use tracing::Instrument;
 pub use builder::{BuildError, HasExecutor, HasStorage, NoExecutor, NoStorage, TurnRunnerBuilder};
 pub use outcome::{TurnOutcome, TurnStatus};
 pub use resume::{InterruptedTurn, ResumeError, Resumption};
+pub use wiring::UnkeptWrite;
 
 use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext};
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
