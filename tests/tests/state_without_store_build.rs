@@ -122,10 +122,23 @@ impl Bits {
 
 const HIGH: u32 = 7;
 
+/// A map whose `set` takes a `&str` constant: not a state write either.
+struct Labels(Vec<(&'static str, String)>);
+
+impl Labels {
+    fn set(&mut self, name: &'static str, value: String) {
+        self.0.push((name, value));
+    }
+}
+
+const USER_LABEL: &str = "user:label";
+
 #[adk::middleware(pipeline = turn_input)]
 async fn sets_bits(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
     let mut bits = Bits(0);
     bits.set(HIGH, true);
+    let mut labels = Labels(Vec::new());
+    labels.set(USER_LABEL, "x".to_owned());
     ctx.state_mut().set(SCRATCH, u32::try_from(bits.0)?)?;
     let _ = next.run(ctx).await;
     Ok(())

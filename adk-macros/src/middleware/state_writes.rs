@@ -8,9 +8,10 @@
 //!   with a typed closure (`|breaker: &mut Breaker| ..`), and
 //!   `.middleware_states_mut().update::<T>(..)` / `.try_update::<T, _>(..)`: the type `T`;
 //! - `.set(KEY, ..)`, `.merge(KEY, ..)`, `.add(KEY, ..)`, `.set_state(KEY, ..)`,
-//!   `.merge_state(KEY, ..)` with a constant's path (its last segment in upper case): the key;
+//!   `.merge_state(KEY, ..)` with a constant's path (its last segment in upper case): the key,
+//!   when the constant is a `StateKey` (a `&str` constant there is some other type's `set`);
 //! - `.state_mut().set_value(..)` and `.set_state_value(..)` with a string literal or a
-//!   constant's path: the key.
+//!   constant's path (a `StateKey` or a `&'static str`): the key.
 //!
 //! What was found is emitted as one hidden fn next to the body, which hands each key or type to
 //! a probe (`adk::__private::state_writes`): a value that is not a state key, or a type that is
@@ -32,8 +33,9 @@ use quote::quote;
 /// The writes found, in the order first found, without repeats.
 #[derive(Default)]
 pub(crate) struct Found {
-    /// Paths to constants passed as keys.
-    keys: Vec<TokenStream>,
+    /// Paths to constants passed as keys, each with whether a `&'static str` constant counts
+    /// (the string-key methods) or only a `StateKey` (the typed ones).
+    keys: Vec<(TokenStream, bool)>,
     /// Keys written as string literals, outside `temp:`.
     literals: Vec<String>,
     /// Types updated as middleware state.
@@ -53,9 +55,14 @@ impl Found {
     /// The body of the hidden fn that records the writes into `writes`.
     pub(crate) fn recorder(&self) -> TokenStream {
         let writes = syn::Ident::new("writes", proc_macro2::Span::call_site());
-        let keys = self.keys.iter().map(
-            |key| quote!((&::adk::__private::state_writes::KeyProbe(&#key)).__adk_record(#writes);),
-        );
+        let keys = self.keys.iter().map(|(key, string)| {
+            let probe = if *string {
+                quote!(StrKeyProbe)
+            } else {
+                quote!(KeyProbe)
+            };
+            quote!((&::adk::__private::state_writes::#probe(&#key)).__adk_record(#writes);)
+        });
         let literals = self
             .literals
             .iter()
@@ -220,7 +227,7 @@ fn find_writes(stream: TokenStream, locals: &BTreeSet<String>, found: &mut Found
             && usable(&argument, locals)
             && found.first_time("key", &argument)
         {
-            found.keys.push(argument);
+            found.keys.push((argument, string_key));
         }
     }
 }
@@ -378,7 +385,11 @@ mod tests {
     fn found(body: &str) -> Vec<String> {
         let body: TokenStream = body.parse().expect("tokens");
         let found = scan(&proc_macro2::Group::new(Delimiter::Brace, body));
-        let mut all: Vec<String> = found.keys.iter().map(|key| format!("key {key}")).collect();
+        let mut all: Vec<String> = found
+            .keys
+            .iter()
+            .map(|(key, string)| format!("{}key {key}", if *string { "string " } else { "" }))
+            .collect();
         all.extend(
             found
                 .literals
@@ -418,9 +429,14 @@ mod tests {
                 "{ ctx.state_mut().set_value(\"user:theme\", v)?; \
                  ctx.state_mut().set_value(\"temp:x\", v)?; \
                  other.set_value(\"user:ignored\", v); \
-                 invocation.set_state_value(\"app:motd\", v)?; }"
+                 invocation.set_state_value(\"app:motd\", v)?; \
+                 ctx.state_mut().set_value(keys::NAME, v)?; }"
             ),
-            ["literal user:theme", "literal app:motd"]
+            [
+                "string key keys :: NAME",
+                "literal user:theme",
+                "literal app:motd"
+            ]
         );
     }
 

@@ -29,7 +29,19 @@ impl<T, P> IsStateKey for KeyProbe<'_, StateKey<T, P>> {
     }
 }
 
-impl IsStateKey for KeyProbe<'_, &'static str> {
+/// A value passed as the key of a string-key write (`set_value`, `set_state_value`): a state
+/// key or a `&'static str` constant (`StrKeyProbe(&KEY)`). The typed writes (`set`, `merge`,
+/// ...) use [`KeyProbe`], which counts only a state key: `.set(NAME, ..)` with a `&str` constant
+/// is some other type's `set`.
+pub struct StrKeyProbe<'a, K>(pub &'a K);
+
+impl<T, P> IsStateKey for StrKeyProbe<'_, StateKey<T, P>> {
+    fn __adk_record(&self, writes: &mut StateWrites) {
+        writes.key(self.0.key());
+    }
+}
+
+impl IsStateKey for StrKeyProbe<'_, &'static str> {
     fn __adk_record(&self, writes: &mut StateWrites) {
         writes.key(self.0);
     }
@@ -42,6 +54,8 @@ pub trait NotStateKey {
 }
 
 impl<K> NotStateKey for &KeyProbe<'_, K> {}
+
+impl<K> NotStateKey for &StrKeyProbe<'_, K> {}
 
 /// A type updated as middleware state (`StateProbe::<T>::new()`).
 pub struct StateProbe<T: ?Sized>(PhantomData<fn() -> *const T>);

@@ -24,6 +24,8 @@
 //! let budget = TokenBudget::new().per_turn_total(20_000).per_session_total(500_000);
 //! let runner = TurnRunner::builder()
 //!     .storage(NoopStorage::new())
+//!     // `SessionUsage` is persistent: without a store, `build` refuses the runner.
+//!     .session_store(adk::state::InMemorySessionStore::new())
 //!     .executor(ScriptedModel::new())
 //!     .dispatch_input(budget.clone())
 //!     .dispatch_output(budget)

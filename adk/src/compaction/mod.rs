@@ -43,6 +43,8 @@
 //! .keep_recent(2_000);
 //! let runner = TurnRunner::builder()
 //!     .storage(NoopStorage::new())
+//!     // `CompactionState` is persistent: without a store, `build` refuses the runner.
+//!     .session_store(adk::state::InMemorySessionStore::new())
 //!     .executor(model)
 //!     .turn_input(compaction)
 //!     .build();
