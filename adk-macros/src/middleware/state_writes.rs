@@ -20,8 +20,9 @@
 //!
 //! The emitted fn names the paths outside the body, so a path is used only when it means there
 //! what it means in the body: a name the body declares itself (`let`, `const`, `static`, `use`,
-//! an item, a `for` binding) is skipped, and a body with a `#[cfg(..)]` inside is not scanned at
-//! all (a write under a `cfg` may name a constant that does not exist). What is skipped, and
+//! an item, a `for` binding) is skipped, a write inside an `unsafe` block is skipped (it may
+//! name a `static mut`), and a body with a `#[cfg(..)]` inside is not scanned at all (a write
+//! under a `cfg` may name a constant that does not exist). What is skipped, and
 //! every write the scan cannot see (through a helper fn, a local binding, a key chosen at run
 //! time), is still refused by the turn that makes it (`E_STATE_NO_SESSION_STORE`).
 
@@ -187,7 +188,13 @@ fn find_writes(stream: TokenStream, locals: &BTreeSet<String>, found: &mut Found
     for (index, token) in tokens.iter().enumerate() {
         let method = match token {
             TokenTree::Group(group) => {
-                find_writes(group.stream(), locals, found);
+                // An `unsafe` block may name a `static mut`, which the record (outside the
+                // block) could not borrow: its writes are left to the turn.
+                let in_unsafe = index > 0
+                    && matches!(&tokens[index - 1], TokenTree::Ident(word) if word == "unsafe");
+                if !in_unsafe {
+                    find_writes(group.stream(), locals, found);
+                }
                 continue;
             }
             TokenTree::Ident(method) if index > 0 && is_punct(&tokens[index - 1], '.') => {
@@ -451,6 +458,16 @@ mod tests {
                  let _ = ctx.middleware_state::<Breaker>(); }"
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn writes_inside_an_unsafe_block_are_left_to_the_turn() {
+        assert_eq!(
+            found(
+                "{ unsafe { ctx.state_mut().set(GLOBAL, 1)?; } ctx.state_mut().set(THEME, 1)?; }"
+            ),
+            ["key THEME"]
         );
     }
 
