@@ -11,12 +11,18 @@ with other builds, CPU time moves far less than wall time. Prints each run and t
     python3 ui-tests/macro-cost.py            # 7 runs of each
     python3 ui-tests/macro-cost.py --runs 11 --keep /tmp/macro-cost
     python3 ui-tests/macro-cost.py --edit --instructions   # re-check after a length-changing edit
+    python3 ui-tests/macro-cost.py --edit --callgrind --runs 2  # the same, instructions by callgrind
 
 `--edit` is what an editor does on every keystroke: before each re-check (incremental on) it
 adds or removes a statement in the body of the middle middleware fn, so the spans of everything
 after it move. `--instructions` also counts the instructions cargo and rustc retire
-(`perf stat -e instructions:u`), which a busy machine moves far less than time. The target
-directory is `$CARGO_TARGET_DIR` when set, else this workspace's `target/`.
+(`perf stat -e instructions:u`), which a busy machine moves far less than time. Where the
+machine has no hardware counters, `--callgrind` runs rustc on the two crates (and only on them:
+adk and its dependencies are already built) under `valgrind --tool=callgrind` through a
+`RUSTC_WORKSPACE_WRAPPER`, and reports the instructions callgrind counts for that rustc. Those
+do not move between runs, so two runs are plenty; with `--keep` the callgrind files stay in
+`<dir>/callgrind/` for `callgrind_annotate`. The target directory is `$CARGO_TARGET_DIR` when
+set, else this workspace's `target/`.
 
 Record the figure and this command in docs/performance.md.
 """
@@ -228,6 +234,30 @@ adk = {{ package = "checked-adk", path = "{WORKSPACE}/adk" }}
         lib.write(source)
 
 
+# Run by cargo in place of rustc (as RUSTC_WORKSPACE_WRAPPER, so only for the crate checked, never
+# for adk or its dependencies): the crate under test is checked under callgrind, whose output file
+# the script names in ADK_MACRO_COST_CALLGRIND_OUT; anything else cargo asks rustc runs as it is.
+CALLGRIND_WRAPPER = """#!/usr/bin/env python3
+import os, sys
+rustc, arguments = sys.argv[1], sys.argv[2:]
+out = os.environ.get("ADK_MACRO_COST_CALLGRIND_OUT")
+crate = arguments[arguments.index("--crate-name") + 1] if "--crate-name" in arguments else None
+if out and crate in ("macros", "by_hand"):
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, rustc] + arguments
+    os.execvp(command[0], command)
+os.execvp(rustc, [rustc] + arguments)
+"""
+
+
+def callgrind_total(path):
+    """The instruction count a callgrind output file records for the whole run."""
+    with open(path) as report:
+        for line in report:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    sys.exit(f"{path} holds no callgrind summary")
+
+
 def cpu_seconds_of(command, cwd, env, count_instructions=False):
     """CPU seconds (user + sys) and wall seconds of `command`, and the instructions it and its
     children retired in user space when `count_instructions` (else None)."""
@@ -289,7 +319,17 @@ def main():
         action="store_true",
         help="also count instructions retired (perf stat -e instructions:u); fails loudly without perf",
     )
+    parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="count the instructions of rustc on each crate under valgrind's callgrind (no hardware "
+        "counters needed); CPU times are then callgrind's, not rustc's",
+    )
     arguments = parser.parse_args()
+    if arguments.callgrind and arguments.instructions:
+        sys.exit("--callgrind and --instructions count the same thing two ways: pick one")
+    if arguments.callgrind and shutil.which("valgrind") is None:
+        sys.exit("--callgrind needs `valgrind` on PATH, and it is not there")
     if arguments.edit:
         arguments.incremental = True
     if arguments.instructions and shutil.which("perf") is None:
@@ -306,6 +346,14 @@ def main():
     incremental = "1" if arguments.incremental else "0"
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(WORKSPACE, "target")
     env = dict(os.environ, CARGO_TARGET_DIR=target, CARGO_INCREMENTAL=incremental)
+    grinds = os.path.join(root, "callgrind")
+    if arguments.callgrind:
+        os.makedirs(grinds, exist_ok=True)
+        wrapper = os.path.join(root, "rustc-under-callgrind")
+        with open(wrapper, "w") as script:
+            script.write(CALLGRIND_WRAPPER)
+        os.chmod(wrapper, 0o755)
+        env["RUSTC_WORKSPACE_WRAPPER"] = wrapper
     check = ["cargo", "check", "--offline", "--quiet"]
     # Warm-up: builds adk once into the shared target directory and proves both crates compile.
     for crate in ("macros", "by_hand"):
@@ -324,9 +372,17 @@ def main():
                     source.write(sources[crate]((run + 1) % 2))
             else:
                 os.utime(lib)
+            run_env = env
+            if arguments.callgrind:
+                grind = os.path.join(grinds, f"{crate}.{run + 1}.out")
+                run_env = dict(env, ADK_MACRO_COST_CALLGRIND_OUT=grind)
             cpu, wall, instructions = cpu_seconds_of(
-                check, os.path.join(root, crate), env, arguments.instructions
+                check, os.path.join(root, crate), run_env, arguments.instructions
             )
+            if arguments.callgrind:
+                if not os.path.exists(grind):
+                    sys.exit(f"cargo did not run rustc on {crate} under callgrind (nothing at {grind})")
+                instructions = callgrind_total(grind)
             samples[crate].append(cpu)
             line = f"run {run + 1} {crate:8} cpu {cpu:6.2f} s  wall {wall:6.2f} s"
             if instructions is not None:
@@ -343,11 +399,12 @@ def main():
             f"{name} cpu (user+sys): macros {macros:.2f} s, by hand {by_hand:.2f} s, "
             f"ratio {macros / by_hand:.2f}x {what}"
         )
-    if arguments.instructions:
+    if arguments.instructions or arguments.callgrind:
         macros = statistics.median(counted["macros"])
         by_hand = statistics.median(counted["by_hand"])
+        source = "callgrind, rustc on the crate" if arguments.callgrind else "perf, cargo and rustc"
         print(
-            f"median instructions: macros {macros / 1e9:.2f} G, by hand {by_hand / 1e9:.2f} G, "
+            f"median instructions ({source}): macros {macros / 1e9:.3f} G, by hand {by_hand / 1e9:.3f} G, "
             f"ratio {macros / by_hand:.2f}x {what}"
         )
     if not arguments.keep:
