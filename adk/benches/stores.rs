@@ -3,8 +3,12 @@
 //! incremented), on SQLite and on PostgreSQL, at 1, 16 and 256 turns in flight. Side by side, in
 //! the same invocation and alternating round by round:
 //!
+//! - adk on PostgreSQL twice: with `storage.session_store()` (the assistant message and the
+//!   state commit each flush the server's log) and with `storage.session_store_one_flush()`
+//!   (the message is written in the commit's transaction: one flush a turn);
 //! - raw `tokio-postgres` sending the statements adk sends for such a turn (same pool size), the
-//!   floor for adk's PostgreSQL store;
+//!   floor for adk's PostgreSQL store, and one autocommit `INSERT` a turn (one flush of the
+//!   server's log, nothing else): the floor for any store that makes a turn durable;
 //! - google-adk 2.13's `DatabaseSessionService` appending the same event (one model message
 //!   carrying the same 3-key delta) on the same kind of database, driven by
 //!   `benches/support/google_adk_turns.py` under the Python named by `ADK_GOOGLE_ADK_PYTHON`.
@@ -298,6 +302,10 @@ fn main() {
                 .await
                 .expect("the PostgreSQL database");
             let sessions = storage.session_store().await.expect("the session tables");
+            let one_flush = storage
+                .session_store_one_flush()
+                .await
+                .expect("the session tables");
             let raw = raw_postgres::Raw::connect(url, &schema, adk::postgres::DEFAULT_POOL_SIZE)
                 .await
                 .expect("the raw tokio-postgres pool");
@@ -306,8 +314,12 @@ fn main() {
                 .expect("a database for google-adk");
             (
                 runner(
-                    SharedStorage::new(storage),
+                    SharedStorage::new(storage.clone()),
                     SharedSessionStore::new(sessions),
+                ),
+                runner(
+                    SharedStorage::new(storage),
+                    SharedSessionStore::new(one_flush),
                 ),
                 raw,
             )
@@ -329,11 +341,15 @@ fn main() {
                     Err(error) => println!("  google-adk SQLite c={concurrency}: {error}"),
                 }
             }
-            if let Some((runner, raw)) = &postgres {
+            if let Some((runner, one_flush, raw)) = &postgres {
                 let figure = runtime.block_on(adk_round(runner, round, concurrency));
                 record(&mut table, "adk PostgreSQL", concurrency, figure);
+                let figure = runtime.block_on(adk_round(one_flush, round + rounds, concurrency));
+                record(&mut table, "adk PostgreSQL one flush", concurrency, figure);
                 let figure = runtime.block_on(raw.round(round, concurrency));
                 record(&mut table, "raw tokio-postgres", concurrency, figure);
+                let figure = runtime.block_on(raw.flush_round(round, concurrency));
+                record(&mut table, "raw one INSERT a turn", concurrency, figure);
             }
             if let (Some(python), Some(database)) = (&python, &google_postgres) {
                 match google_adk_round(python, database, round, concurrency) {
@@ -357,9 +373,24 @@ fn main() {
                 "google-adk PostgreSQL",
             ),
             (
-                "adk PostgreSQL / raw tokio-postgres",
-                "adk PostgreSQL",
+                "adk PostgreSQL one flush / google-adk",
+                "adk PostgreSQL one flush",
+                "google-adk PostgreSQL",
+            ),
+            (
+                "adk PostgreSQL one flush / raw",
+                "adk PostgreSQL one flush",
                 "raw tokio-postgres",
+            ),
+            (
+                "adk PG one flush / two flushes",
+                "adk PostgreSQL one flush",
+                "adk PostgreSQL",
+            ),
+            (
+                "raw one INSERT a turn / google-adk PostgreSQL",
+                "raw one INSERT a turn",
+                "google-adk PostgreSQL",
             ),
         ],
     );

@@ -1,10 +1,12 @@
 //! The floor for adk's PostgreSQL rows in `benches/stores.rs`: plain `tokio-postgres` on a
 //! deadpool pool of the same size, sending for each turn the statements adk's stores send
 //! (`adk/src/postgres/records.rs`, `session.rs`'s `LOAD_TURN`, `commit.rs`), with the same
-//! values: the message insert, the turn's one-statement load, and the commit's pipeline
-//! (`BEGIN`, the session's row locked and its checked write, the event, the same for the
-//! app's and the user's rows, `COMMIT`) in one round trip. What it leaves out is adk itself: the runner, the contexts, the
-//! state view, building the event.
+//! values: the turn's one-statement load, then the commit's pipeline (`BEGIN`, the session's
+//! row locked and its checked write, the event, the assistant message the turn held for the
+//! commit, the same lock and write for the app's and the user's rows, `COMMIT`) in one round
+//! trip. What it leaves out is adk itself: the runner, the contexts, the state view, building
+//! the event. [`Raw::flush_round`] is the server's own floor: one autocommit `INSERT` of the
+//! message per turn, one flush of the log each, nothing else.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -117,6 +119,14 @@ fn state(value: Option<Value>) -> Map<String, Value> {
     }
 }
 
+/// An assistant message's record, as adk stores it.
+fn message(id: &str) -> Value {
+    json!({
+        "id": id, "role": "assistant", "content": {"text": "an answer"},
+        "created_at": "2026-11-26T00:00:00Z",
+    })
+}
+
 /// The checked write's parameters for one key incremented from what was loaded.
 fn bump(loaded: &Map<String, Value>, name: &str) -> (Value, Option<Json<Value>>) {
     let expected = loaded.get(name).cloned();
@@ -160,6 +170,35 @@ impl Raw {
         .await
     }
 
+    /// One autocommit `INSERT` of a message per turn: what one flush of the server's log costs
+    /// at this concurrency, with nothing else sent.
+    pub async fn flush_round(&self, round: usize, concurrency: usize) -> Figure {
+        let raw = self.clone();
+        measure(concurrency, move |worker, _| {
+            let raw = raw.clone();
+            async move {
+                let n = NEXT.fetch_add(1, Ordering::Relaxed);
+                let session = format!("flush-r{round}c{concurrency}w{worker}");
+                let id = format!("m-flush-{n}");
+                let client = raw.pool.get().await.expect("a connection");
+                let statement = client
+                    .prepare_cached(STORE_MESSAGE)
+                    .await
+                    .expect("prepared");
+                let record = Json(message(&id));
+                let inserted = client
+                    .execute(
+                        &statement,
+                        &[&"bench", &"flush", &session, &"main", &id, &id, &record],
+                    )
+                    .await
+                    .expect("the message insert");
+                assert_eq!(inserted, 1);
+            }
+        })
+        .await
+    }
+
     async fn create(&self, session: &str, user: &str) {
         let client = self.pool.get().await.expect("a connection");
         let params: [&[&(dyn ToSql + Sync)]; 3] = [
@@ -179,33 +218,7 @@ impl Raw {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let turn_id = format!("raw-turn-{n}");
         let message_id = format!("m-{turn_id}");
-        {
-            let client = self.pool.get().await.expect("a connection");
-            let statement = client
-                .prepare_cached(STORE_MESSAGE)
-                .await
-                .expect("prepared");
-            let record = json!({
-                "id": message_id, "role": "assistant", "content": {"text": "an answer"},
-                "created_at": "2026-11-26T00:00:00Z",
-            });
-            let inserted = client
-                .execute(
-                    &statement,
-                    &[
-                        &"bench",
-                        &user,
-                        &session,
-                        &"main",
-                        &message_id,
-                        &turn_id,
-                        &Json(&record),
-                    ],
-                )
-                .await
-                .expect("the message insert");
-            assert_eq!(inserted, 1);
-        }
+        let record = message(&message_id);
         let (app, user_state, session_state) = {
             let client = self.pool.get().await.expect("a connection");
             let statement = client.prepare_cached(LOAD_TURN).await.expect("prepared");
@@ -234,6 +247,10 @@ impl Raw {
         let session_statement = client.prepare_cached(SESSION).await.expect("prepared");
         let events_statement = client
             .prepare_cached(INSERT_EVENTS)
+            .await
+            .expect("prepared");
+        let message_statement = client
+            .prepare_cached(STORE_MESSAGE)
             .await
             .expect("prepared");
         let app_statement = client.prepare_cached(APP).await.expect("prepared");
@@ -275,6 +292,16 @@ impl Raw {
             &micros,
             &data,
         ];
+        let record = Json(&record);
+        let message_params: [&(dyn ToSql + Sync); 7] = [
+            &"bench",
+            &user,
+            &session,
+            &"main",
+            &message_id,
+            &turn_id,
+            &record,
+        ];
         let app_params: [&(dyn ToSql + Sync); 5] =
             [&"bench", &none, &app_set, &app_names, &app_expected];
         let user_params: [&(dyn ToSql + Sync); 6] = [
@@ -290,6 +317,7 @@ impl Raw {
             Box::pin(client.execute(&locks[0], &session_params[..3])),
             Box::pin(client.execute(&session_statement, &session_params)),
             Box::pin(client.execute(&events_statement, &events_params)),
+            Box::pin(client.execute(&message_statement, &message_params)),
             Box::pin(client.execute(&locks[1], &app_params[..1])),
             Box::pin(client.execute(&app_statement, &app_params)),
             Box::pin(client.execute(&locks[2], &user_params[..2])),

@@ -16,7 +16,9 @@
 //! write is therefore `WITH written AS (UPDATE … RETURNING 1) SELECT 1 / COUNT(*) FROM written`:
 //! no row written (missing, or a value changed) divides by zero, which aborts the transaction,
 //! so the statements after it are skipped and the `COMMIT` rolls it back. The caller then runs
-//! the locking transaction. Writes go in the locking transaction's order (session, the
+//! the locking transaction. The turn's held assistant messages (`storage::held`) are inserted
+//! in the same pipeline, checked the same way, so the turn's answer, state and events cost the
+//! server one flush of its log. Writes go in the locking transaction's order (session, the
 //! session's own rows, app, user), so the two kinds never wait for each other in a cycle.
 
 use std::future::Future;
@@ -28,11 +30,15 @@ use serde_json::{Map, Value};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Json, ToSql};
 
+use crate::primitives::Message;
 use crate::state::{
     MiddlewareStateWrite, RecordScope, SessionKey, SessionStoreError, StateChange, TurnCommit,
 };
+use crate::storage::{HeldWrite, StorageContext};
 
 use super::error::failed;
+use super::records::{Stored, to_json};
+use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
 // Each statement applies one scope's writes as `(state - removed) || set` and compares every
@@ -74,6 +80,38 @@ const USER: &str = concat!(
     "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
+
+// A held assistant message (`storage::held`), checked as the writes are: an id already taken
+// inserts no row, which aborts the transaction; the locking path then stores the message on
+// its own, which reports the conflict as the adapter does.
+const HELD_MESSAGE: &str = concat!(
+    "WITH written AS (INSERT INTO adk_rs_messages ",
+    "(app_name, user_id, session_id, thread_id, id, turn_id, record) ",
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) ",
+    "ON CONFLICT (app_name, user_id, session_id, thread_id, id) DO NOTHING RETURNING 1) ",
+    "SELECT 1 / COUNT(*) FROM written"
+);
+
+/// A held message's parameters: its scope, id, turn and record.
+struct HeldRow {
+    scope: Scope,
+    id: String,
+    turn: String,
+    record: Json<Value>,
+}
+
+impl HeldRow {
+    fn of(ctx: &StorageContext, message: &Message) -> Result<Self, SessionStoreError> {
+        let id = message.key();
+        let record = to_json(message, &id).map_err(SessionStoreError::backend)?;
+        Ok(Self {
+            scope: Scope::of(ctx),
+            id,
+            turn: ctx.turn_id().as_str().to_owned(),
+            record: Json(record),
+        })
+    }
+}
 
 // A middleware-state record's writes, in the commit's transaction either way.
 pub(super) const PUT_RECORD: &str = "INSERT INTO adk_rs_middleware_state
@@ -172,10 +210,11 @@ fn db(operation: &'static str) -> impl FnOnce(tokio_postgres::Error) -> SessionS
     move |source| SessionStoreError::backend(failed(source))
 }
 
-/// Commits `commit` in one round trip if it can be applied as it is: `Ok(true)` when it was
-/// committed, `Ok(false)` when nothing was applied because the session is missing, a key it
-/// writes no longer holds the loaded value, or a write is a merge (the caller runs the locking
-/// transaction, which creates the session, reports the stale keys or applies the merges).
+/// Commits `commit`, with the turn's `held` assistant messages, in one round trip if it can be
+/// applied as it is: `Ok(true)` when it was committed, `Ok(false)` when nothing was applied
+/// because the session is missing, a key it writes no longer holds the loaded value, a write
+/// is a merge or a held message's id is taken (the caller runs the locking transaction, which
+/// creates the session, reports the stale keys or applies the merges).
 ///
 /// # Errors
 ///
@@ -185,6 +224,7 @@ pub(super) async fn one_round_trip(
     client: &Object,
     key: &SessionKey,
     commit: &TurnCommit,
+    held: &[HeldWrite],
 ) -> Result<bool, SessionStoreError> {
     let operation = "committing a turn";
     let (Some(session), Some(app), Some(user)) = (
@@ -219,6 +259,20 @@ pub(super) async fn one_round_trip(
                 .map_err(db(operation))?,
         )
     };
+    let held_statement = if held.is_empty() {
+        None
+    } else {
+        Some(
+            client
+                .prepare_cached(HELD_MESSAGE)
+                .await
+                .map_err(db(operation))?,
+        )
+    };
+    let held_rows = held
+        .iter()
+        .map(|write| HeldRow::of(&write.ctx, &write.message))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut record_statements = Vec::with_capacity(commit.middleware.len());
     for write in &commit.middleware {
         let sql = match write {
@@ -298,6 +352,20 @@ pub(super) async fn one_round_trip(
             params
         })
         .collect();
+    let held_params: Vec<[&(dyn ToSql + Sync); 7]> = held_rows
+        .iter()
+        .map(|row| -> [&(dyn ToSql + Sync); 7] {
+            [
+                &row.scope.app,
+                &row.scope.user,
+                &row.scope.session,
+                &row.scope.thread,
+                &row.id,
+                &row.turn,
+                &row.record,
+            ]
+        })
+        .collect();
     let app_params: [&(dyn ToSql + Sync); 5] =
         [&app_name, &app.removed, &app_set, &app.names, &app.expected];
     let user_params: [&(dyn ToSql + Sync); 6] = [
@@ -308,9 +376,9 @@ pub(super) async fn one_round_trip(
         &user.names,
         &user.expected,
     ];
-    // The pipeline, in the locking transaction's order: the session's row, its events and
-    // records, then the app's and the user's rows.
-    let mut pending: Vec<Pending<'_>> = Vec::with_capacity(9 + records.len());
+    // The pipeline, in the locking transaction's order: the session's row, its events, records
+    // and held messages, then the app's and the user's rows.
+    let mut pending: Vec<Pending<'_>> = Vec::with_capacity(9 + records.len() + held_params.len());
     pending.push(Box::pin(async {
         client.batch_execute("BEGIN").await.map(|()| 0)
     }));
@@ -325,6 +393,11 @@ pub(super) async fn one_round_trip(
     }
     for (statement, params) in record_statements.iter().zip(&record_params) {
         pending.push(Box::pin(client.execute(statement, params)));
+    }
+    if let Some(statement) = &held_statement {
+        for params in &held_params {
+            pending.push(Box::pin(client.execute(statement, params)));
+        }
     }
     if let Some((lock, write)) = &app_statements {
         pending.push(Box::pin(client.execute(lock, &app_params[..1])));

@@ -42,7 +42,12 @@
 //!
 //! Every call is one statement or one short transaction on a pooled connection (see
 //! [`PostgresOptions::pool_size`]), and returns only after PostgreSQL committed it, so an
-//! acknowledged write survives the process being killed at any moment. Two processes storing
+//! acknowledged write survives the process being killed at any moment. One exception, asked for, inside
+//! a turn whose session store came from [`PostgresStorage::session_store_one_flush`]: the turn's assistant
+//! messages are held back and written in the transaction that commits its state, one flush of
+//! the server's log for the turn instead of two; any other call the turn makes writes them
+//! first, and the runner writes them before `run` returns when no commit took them (see "What
+//! is atomic" below). Two processes storing
 //! the same id at once get one success and one [`StorageError::Conflict`]; nothing is stored
 //! twice.
 //!
@@ -85,10 +90,12 @@ mod session_events;
 use deadpool_postgres::Pool;
 
 use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use crate::primitives::Role;
 use crate::primitives::{
     Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
 };
-use crate::storage::{StorageAdapter, StorageContext, StorageError};
+use crate::state::SessionStoreError;
+use crate::storage::{CommitPartner, StorageAdapter, StorageContext, StorageError};
 
 pub use error::PostgresError;
 pub use options::{DEFAULT_POOL_SIZE, PostgresOptions};
@@ -130,6 +137,9 @@ use scope::Scope;
 #[derive(Clone)]
 pub struct PostgresStorage {
     pool: Pool,
+    /// Names this pool's database to the session stores it hands out, whose commits take the
+    /// turn's held assistant messages (`storage::held`).
+    partner: CommitPartner,
 }
 
 impl std::fmt::Debug for PostgresStorage {
@@ -186,7 +196,10 @@ impl PostgresStorage {
         schema::migrate(&pool, options.schema_name())
             .await
             .map_err(StorageError::backend)?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            partner: CommitPartner::new(),
+        })
     }
 
     /// The newest schema version this code knows; connecting brings a database up to it.
@@ -286,10 +299,22 @@ impl PostgresStorage {
         BlobSource::new(self.pool.clone(), Scope::of(ctx), conduit, id)
     }
 
+    /// Writes, oldest first, the assistant messages the turn's hold keeps for this database
+    /// (`storage::held`): every call but the holding store makes this first, so a held message
+    /// is never read past, overtaken or outlived by a write of the same turn. A failed write's
+    /// error is this call's; the messages after it stay held.
+    async fn release(&self, ctx: &StorageContext) -> Result<(), StorageError> {
+        match ctx.held_for(&self.partner) {
+            Some(held) => records::write_held(&self.pool, held).await,
+            None => Ok(()),
+        }
+    }
+
     async fn fetch<Record: Stored>(
         &self,
         ctx: &StorageContext,
     ) -> Result<Vec<Record>, StorageError> {
+        self.release(ctx).await?;
         records::fetch(&self.pool, ctx).await
     }
 
@@ -298,6 +323,7 @@ impl PostgresStorage {
         ctx: &StorageContext,
         record: Record,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::store(&self.pool, ctx, record).await
     }
 
@@ -306,6 +332,7 @@ impl PostgresStorage {
         ctx: &StorageContext,
         record: Record,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::mutate(&self.pool, ctx, record).await
     }
 
@@ -314,7 +341,70 @@ impl PostgresStorage {
         ctx: &StorageContext,
         key: String,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::delete::<Record>(&self.pool, ctx, key).await
+    }
+}
+
+impl PostgresStorage {
+    /// A session store on this storage's database and connection pool, for the runner's
+    /// [`session_store`](crate::runner::TurnRunnerBuilder::session_store): conversations and their
+    /// session state in one database, through one pool.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Backend`] with [`PostgresError::AdkSchemaVersion`] when the
+    /// database's Google ADK tables are of another schema version than 1, or when the version
+    /// cannot be read.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let storage = adk::postgres::PostgresStorage::connect("postgresql://agent@localhost/agents").await?;
+    /// let sessions = storage.session_store().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn session_store(&self) -> Result<PostgresSessionStore, SessionStoreError> {
+        session::PostgresSessionStore::on_pool(self.pool.clone(), None).await
+    }
+
+    /// A [`session_store`](Self::session_store) whose commits also write the assistant
+    /// messages the turn stored through this storage: such a turn flushes the server's log
+    /// once instead of twice (the message's own commit, then the state's). The messages are
+    /// held in the turn until its commit, or until any other call of the turn to this storage,
+    /// which writes them first; the runner writes what no commit took before `run` returns.
+    ///
+    /// The trade: `store_message` of an assistant message returns before the row exists, so a
+    /// message id another process already stored is not reported by that call as
+    /// [`StorageError::Conflict`](crate::storage::StorageError::Conflict); the turn's commit
+    /// fails instead (`E_STATE_COMMIT_FAILED`, the conflict as its source) and its state is not
+    /// committed. Use [`session_store`](Self::session_store) when an executor relies on that
+    /// conflict (deterministic ids that make a retried turn's store fail). See "What is
+    /// atomic" in `docs/postgres.md`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`session_store`](Self::session_store).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let storage = adk::postgres::PostgresStorage::connect("postgresql://agent@localhost/agents").await?;
+    /// let runner = adk::TurnRunner::builder()
+    ///     .storage(storage.clone())
+    ///     .session_store(storage.session_store_one_flush().await?)
+    ///     .executor(adk::dispatch::executor_fn(|ctx: &mut adk::DispatchContext| {
+    ///         Box::pin(async move {
+    ///             ctx.ack()?;
+    ///             Ok::<(), adk::pipeline::BoxError>(())
+    ///         })
+    ///     }))
+    ///     .build();
+    /// # let _ = runner;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn session_store_one_flush(&self) -> Result<PostgresSessionStore, SessionStoreError> {
+        session::PostgresSessionStore::on_pool(self.pool.clone(), Some(self.partner.clone())).await
     }
 }
 
@@ -384,6 +474,15 @@ impl StorageAdapter for PostgresStorage {
         ctx: &StorageContext,
         message: Message,
     ) -> Result<(), StorageError> {
+        // An assistant message of a turn whose session store commits to this database waits
+        // for that commit's transaction: one flush for the turn (`storage::held`).
+        let message = match ctx.held_for(&self.partner) {
+            Some(held) if message.role() == Role::Assistant => match held.hold(ctx, message) {
+                None => return Ok(()),
+                Some(closed) => closed,
+            },
+            _ => message,
+        };
         self.store(ctx, message).await
     }
 
@@ -494,6 +593,7 @@ impl StorageAdapter for PostgresStorage {
         id: String,
         bytes: ConduitBytes,
     ) -> Result<MediaReader, StorageError> {
+        self.release(ctx).await?;
         blob::write(&self.pool, ctx, Conduit::Media, id.clone(), bytes).await?;
         Ok(MediaReader::new(self.source(ctx, Conduit::Media, id)))
     }
@@ -504,6 +604,7 @@ impl StorageAdapter for PostgresStorage {
         id: String,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
+        self.release(ctx).await?;
         blob::write(&self.pool, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
         Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
     }
@@ -513,6 +614,7 @@ impl StorageAdapter for PostgresStorage {
         ctx: &StorageContext,
         id: String,
     ) -> Result<Option<MediaReader>, StorageError> {
+        self.release(ctx).await?;
         self.media_reader(ctx, &id).await
     }
 
@@ -521,6 +623,7 @@ impl StorageAdapter for PostgresStorage {
         ctx: &StorageContext,
         id: String,
     ) -> Result<Option<SpoolReader>, StorageError> {
+        self.release(ctx).await?;
         self.retrievable_reader(ctx, &id).await
     }
 
@@ -531,6 +634,7 @@ impl StorageAdapter for PostgresStorage {
         ctx: &StorageContext,
         intent: crate::storage::ledger::ToolIntent,
     ) -> Result<Option<crate::storage::ledger::ToolRecord>, StorageError> {
+        self.release(ctx).await?;
         ledger::record_intent(&self.pool, ctx, intent).await
     }
 
@@ -540,6 +644,7 @@ impl StorageAdapter for PostgresStorage {
         call_id: String,
         result: crate::storage::ledger::ToolResult,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         ledger::record_result(&self.pool, ctx, call_id, result).await
     }
 
@@ -548,6 +653,7 @@ impl StorageAdapter for PostgresStorage {
         ctx: &StorageContext,
         request: crate::storage::approvals::ApprovalRequest,
     ) -> Result<Option<crate::storage::approvals::ApprovalRecord>, StorageError> {
+        self.release(ctx).await?;
         approvals::record_request(&self.pool, ctx, request).await
     }
 
@@ -555,6 +661,7 @@ impl StorageAdapter for PostgresStorage {
         &self,
         ctx: &StorageContext,
     ) -> Result<Vec<crate::storage::approvals::ApprovalRequest>, StorageError> {
+        self.release(ctx).await?;
         approvals::pending(&self.pool, ctx).await
     }
 
@@ -564,6 +671,7 @@ impl StorageAdapter for PostgresStorage {
         call_id: String,
         decision: serde_json::Value,
     ) -> Result<crate::storage::approvals::Answered, StorageError> {
+        self.release(ctx).await?;
         approvals::answer(&self.pool, ctx, call_id, decision).await
     }
 
@@ -575,6 +683,7 @@ impl StorageAdapter for PostgresStorage {
         tool_call: ToolCall,
         result: crate::storage::ledger::ToolResult,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         ledger::mutate_call_with_result(&self.pool, ctx, tool_call, result).await
     }
 }

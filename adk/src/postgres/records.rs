@@ -2,13 +2,13 @@
 //! primitive's own deserializer. Every statement is parameterized; only the table name, a
 //! constant, is formatted in.
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Object, Pool};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_postgres::types::Json;
 
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
-use crate::storage::{Primitive, StorageContext, StorageError};
+use crate::storage::{HeldWrites, Primitive, StorageContext, StorageError};
 
 use super::error::{PostgresError, backend, no_connection};
 use super::scope::Scope;
@@ -115,10 +115,21 @@ pub(super) async fn store<Record: Stored>(
 ) -> Result<(), StorageError> {
     let key = record.key();
     let json = to_json(&record, &key)?;
+    let operation = format!("storing {} `{key}`", Record::KIND.singular());
+    let client = pool.get().await.map_err(no_connection(operation))?;
+    store_on::<Record>(&client, ctx, key, json).await
+}
+
+/// [`store`] on a connection the caller holds: the record's `key` and its `json`.
+async fn store_on<Record: Stored>(
+    client: &Object,
+    ctx: &StorageContext,
+    key: String,
+    json: serde_json::Value,
+) -> Result<(), StorageError> {
     let scope = Scope::of(ctx);
     let turn_id = ctx.turn_id().as_str();
     let operation = || format!("storing {} `{key}`", Record::KIND.singular());
-    let client = pool.get().await.map_err(no_connection(operation()))?;
     // One statement is one transaction: an id taken by another process at the same moment
     // makes this insert add nothing rather than fail half-way.
     let statement = client
@@ -223,5 +234,34 @@ pub(super) async fn delete<Record: Stored>(
         )
         .await
         .map_err(backend(operation()))?;
+    Ok(())
+}
+
+/// Writes `held`'s messages one by one, oldest first, each in its own transaction (the turn's
+/// hold is released outside a commit). A failed write's error is returned; the messages after
+/// it stay held.
+pub(super) async fn write_held(pool: &Pool, held: &HeldWrites) -> Result<(), StorageError> {
+    let client = pool
+        .get()
+        .await
+        .map_err(no_connection("storing the turn's held messages".to_owned()))?;
+    write_held_on(&client, held).await
+}
+
+/// [`write_held`] on a connection the caller holds (a commit that holds one must not wait for
+/// a second: with every connection held by such a commit, none would come).
+pub(super) async fn write_held_on(client: &Object, held: &HeldWrites) -> Result<(), StorageError> {
+    let mut writes = held.take().into_iter();
+    while let Some(write) = writes.next() {
+        let key = write.message.key();
+        let stored = match to_json(&write.message, &key) {
+            Ok(json) => store_on::<Message>(client, &write.ctx, key, json).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = stored {
+            held.put_back(writes.collect());
+            return Err(error);
+        }
+    }
     Ok(())
 }

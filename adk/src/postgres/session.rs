@@ -16,12 +16,13 @@ use crate::state::{
     MiddlewareStateWrite, RecordScope, Session, SessionKey, SessionStore, SessionStoreError,
     StateCommit, StateWrite, TurnCommit, merge_scopes, split_by_scope,
 };
+use crate::storage::CommitPartner;
 
 use super::commit::{DELETE_RECORD, PUT_RECORD, thread_column};
 use super::error::{PostgresError, failed, unavailable};
 use super::options::PostgresOptions;
+use super::schema;
 use super::session_events::{insert_events, read_events};
-use super::{PostgresStorage, schema};
 
 // The database server's clock, so that every process stamps times from one clock, written as
 // naive UTC the way google-adk writes `TIMESTAMP` columns. `clock_timestamp()`, not `now()`:
@@ -137,8 +138,8 @@ const LOAD_TURN: &str = "SELECT
 /// one after another and a stale one is refused ([`SessionStoreError::Stale`]) with nothing
 /// applied.
 ///
-/// Get one from a [`PostgresStorage`] to share its connection pool
-/// ([`PostgresStorage::session_store`]), or connect on its own.
+/// Get one from a [`PostgresStorage`](super::PostgresStorage) to share its connection pool
+/// ([`PostgresStorage::session_store`](super::PostgresStorage::session_store)), or connect on its own.
 ///
 /// ```no_run
 /// use adk::postgres::PostgresStorage;
@@ -162,6 +163,9 @@ const LOAD_TURN: &str = "SELECT
 #[derive(Clone)]
 pub struct PostgresSessionStore {
     pool: Pool,
+    /// The `PostgresStorage`'s partner when the store came from it: its commits then take
+    /// the turn's held assistant messages (`storage::held`).
+    partner: Option<CommitPartner>,
 }
 
 impl std::fmt::Debug for PostgresSessionStore {
@@ -313,12 +317,12 @@ async fn execute(
 impl PostgresSessionStore {
     /// Connects to the database at `url` with a pool of
     /// [`DEFAULT_POOL_SIZE`](super::DEFAULT_POOL_SIZE) connections and no TLS, and brings its
-    /// schema up to date (the same migrations as [`PostgresStorage::connect`]).
+    /// schema up to date (the same migrations as [`PostgresStorage::connect`](super::PostgresStorage::connect)).
     ///
     /// # Errors
     ///
     /// [`SessionStoreError::Backend`] with a [`PostgresError`] as its source, as for
-    /// [`PostgresStorage::connect`], and [`PostgresError::AdkSchemaVersion`] when the database's
+    /// [`PostgresStorage::connect`](super::PostgresStorage::connect), and [`PostgresError::AdkSchemaVersion`] when the database's
     /// Google ADK tables are of another schema version than 1.
     ///
     /// ```no_run
@@ -352,12 +356,15 @@ impl PostgresSessionStore {
         schema::migrate(&pool, options.schema_name())
             .await
             .map_err(SessionStoreError::backend)?;
-        Self::on_pool(pool).await
+        Self::on_pool(pool, None).await
     }
 
     /// The store on a pool whose database is migrated, once its ADK tables are known to be of
     /// schema version 1.
-    pub(super) async fn on_pool(pool: Pool) -> Result<Self, SessionStoreError> {
+    pub(super) async fn on_pool(
+        pool: Pool,
+        partner: Option<CommitPartner>,
+    ) -> Result<Self, SessionStoreError> {
         let operation = "reading the Google ADK schema version";
         let client = pool
             .get()
@@ -372,7 +379,7 @@ impl PostgresSessionStore {
             .map_err(db(operation))?
             .map(|row| row.get(0));
         match found.as_deref() {
-            Some("1") => Ok(Self { pool }),
+            Some("1") => Ok(Self { pool, partner }),
             other => Err(SessionStoreError::backend(
                 PostgresError::AdkSchemaVersion {
                     found: other.unwrap_or("(none)").to_owned(),
@@ -389,30 +396,11 @@ impl PostgresSessionStore {
     }
 }
 
-impl PostgresStorage {
-    /// A session store on this storage's database and connection pool, for the runner's
-    /// [`session_store`](crate::runner::TurnRunnerBuilder::session_store): conversations and their
-    /// session state in one database, through one pool.
-    ///
-    /// # Errors
-    ///
-    /// [`SessionStoreError::Backend`] with [`PostgresError::AdkSchemaVersion`] when the
-    /// database's Google ADK tables are of another schema version than 1, or when the version
-    /// cannot be read.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// let storage = adk::postgres::PostgresStorage::connect("postgresql://agent@localhost/agents").await?;
-    /// let sessions = storage.session_store().await?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn session_store(&self) -> Result<PostgresSessionStore, SessionStoreError> {
-        PostgresSessionStore::on_pool(self.pool.clone()).await
-    }
-}
-
 impl SessionStore for PostgresSessionStore {
+    fn commit_partner(&self) -> Option<CommitPartner> {
+        self.partner.clone()
+    }
+
     async fn create_session(
         &self,
         key: &SessionKey,
@@ -613,10 +601,30 @@ impl SessionStore for PostgresSessionStore {
         commit.check_threads()?;
         let operation = "committing a turn";
         let mut client = self.client(operation).await?;
+        // The turn's assistant messages held for this commit (`storage::held`): written in its
+        // transaction when it takes one round trip, and otherwise before the locking one, so
+        // a crash never leaves the state committed without the answer that produced it.
+        let held = self
+            .partner
+            .as_ref()
+            .and_then(|partner| commit.held.for_partner(partner));
+        let writes = held
+            .map(crate::storage::HeldWrites::take)
+            .unwrap_or_default();
         // Most commits: the session exists and nothing went stale; one round trip, see
         // `commit.rs`. The rest take the locking transaction below.
-        if super::commit::one_round_trip(&client, key, &commit).await? {
+        let committed = super::commit::one_round_trip(&client, key, &commit, &writes).await;
+        if matches!(committed, Ok(true)) {
             return Ok(());
+        }
+        if let Some(held) = held {
+            held.put_back(writes);
+        }
+        committed?;
+        if let Some(held) = held {
+            super::records::write_held_on(&client, held)
+                .await
+                .map_err(SessionStoreError::backend)?;
         }
         let transaction = client.transaction().await.map_err(db(operation))?;
         let (app_name, user_id, id) = (key.app.as_str(), key.user.as_str(), key.session.as_str());

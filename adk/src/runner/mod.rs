@@ -231,6 +231,17 @@ impl TurnRunner {
             parts.tool_pipeline.clone(),
         )?);
         ctx.resume = resume;
+        // A store that commits to the adapter's database takes the turn's assistant messages
+        // into its commit's transaction: one flush for the turn (see `storage::held`).
+        // (The context was just made: nothing else holds its shared part yet.)
+        if let Some(partner) = parts
+            .session_store
+            .as_ref()
+            .and_then(SessionStore::commit_partner)
+            && let Some(shared) = Arc::get_mut(&mut ctx.shared)
+        {
+            shared.storage_context.hold_writes_for(partner);
+        }
         // The GenAI `invoke_agent` span (see `adk::otel`): model and tool calls nest under it.
         let storage = ctx.storage_context();
         let span = tracing::info_span!(
@@ -380,6 +391,7 @@ impl TurnRunner {
             Some(report)
         }
         .await;
+        self.write_held(ctx).await;
 
         if observed {
             let (ended_at, ended) = shared.now();
@@ -539,6 +551,7 @@ impl TurnRunner {
             None => ctx.completed_with().into_iter().collect(),
         };
         commit.events = events::turn_events(ctx, &answers, key.app.as_str(), &commit);
+        commit.held = crate::storage::TurnWrites::of(storage.held_writes().cloned());
         if let Err(error) = contained(store.commit_turn(&key, commit)).await {
             // A stale refusal names its keys in the message itself, not only in the source.
             let (code, message) = match error.downcast_ref::<SessionStoreError>() {
@@ -558,6 +571,27 @@ impl TurnRunner {
             };
             ctx.shared
                 .report_error(TurnError::new(code, message).with_source(error));
+        }
+    }
+
+    /// Closes the turn's hold (`storage::held`) and writes through the adapter, in order, what
+    /// no commit took: the turn failed, was aborted or its commit was refused. A failed write
+    /// is reported; nothing is dropped silently.
+    async fn write_held(&self, ctx: &TurnContext) {
+        let Some(held) = ctx.storage_context().held_writes() else {
+            return;
+        };
+        for write in held.close() {
+            let stored = self.parts.storage.store_message(&write.ctx, write.message);
+            if let Err(error) = contained(stored).await {
+                ctx.shared.report_error(
+                    TurnError::new(
+                        ErrorCode::StorageFailed,
+                        "storing an assistant message held for the turn's commit failed",
+                    )
+                    .with_source(error),
+                );
+            }
         }
     }
 

@@ -183,6 +183,10 @@ pub struct TurnCommit {
     pub middleware: Vec<MiddlewareStateWrite>,
     /// The events the turn appends to the session, oldest first.
     pub events: Vec<SessionEvent>,
+    /// The turn's assistant messages its storage adapter held back for this commit (see
+    /// [`SessionStore::commit_partner`]); a store without a partner ignores them.
+    #[doc(hidden)]
+    pub held: crate::storage::TurnWrites,
 }
 
 impl TurnCommit {
@@ -493,6 +497,15 @@ pub trait SessionStore: Send + Sync + 'static {
         commit: TurnCommit,
     ) -> impl Future<Output = Result<(), SessionStoreError>> + Send;
 
+    /// The database this store commits to, when a storage adapter on the same database may
+    /// hold a turn's assistant messages for [`commit_turn`](Self::commit_turn) to write in the
+    /// commit's transaction (PostgreSQL's store and adapter from one pool do). `None`, the
+    /// default: every write goes out when it is made.
+    #[doc(hidden)]
+    fn commit_partner(&self) -> Option<crate::storage::CommitPartner> {
+        None
+    }
+
     /// Copies the thread-scoped middleware-state records of `from` to `to` (replacing `to`'s),
     /// atomically: the record-level primitive a fork needs.
     fn copy_thread_records(
@@ -614,6 +627,7 @@ pub trait DynSessionStore: Send + Sync + 'static {
         thread: &'a ThreadId,
     ) -> StoreFuture<'a, LoadedTurn>;
     fn commit_turn<'a>(&'a self, key: &'a SessionKey, commit: TurnCommit) -> StoreFuture<'a, ()>;
+    fn commit_partner(&self) -> Option<crate::storage::CommitPartner>;
     fn copy_thread_records<'a>(
         &'a self,
         key: &'a SessionKey,
@@ -682,6 +696,9 @@ impl<S: SessionStore> DynSessionStore for S {
     }
     fn commit_turn<'a>(&'a self, key: &'a SessionKey, commit: TurnCommit) -> StoreFuture<'a, ()> {
         Box::pin(SessionStore::commit_turn(self, key, commit))
+    }
+    fn commit_partner(&self) -> Option<crate::storage::CommitPartner> {
+        SessionStore::commit_partner(self)
     }
     fn copy_thread_records<'a>(
         &'a self,
@@ -793,6 +810,9 @@ impl SessionStore for SharedSessionStore {
         commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
         self.0.commit_turn(key, commit).await
+    }
+    fn commit_partner(&self) -> Option<crate::storage::CommitPartner> {
+        self.0.commit_partner()
     }
     async fn copy_thread_records(
         &self,

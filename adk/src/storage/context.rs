@@ -10,6 +10,7 @@ pub use crate::ids::{ConversationId, TurnId};
 use crate::primitives::Identity;
 
 use super::FetchWindow;
+use super::held::{CommitPartner, HeldWrites};
 use super::pending::PendingResults;
 
 /// The read-only facts every [`StorageAdapter`](super::StorageAdapter) callback receives.
@@ -67,6 +68,9 @@ struct ContextFields {
     /// the context (they share these fields); `None` outside a turn the runner started, where
     /// every result is written at once. Held inline, so a turn allocates nothing for it.
     pending_results: Option<PendingResults>,
+    /// The turn's held assistant messages (`held::HeldWrites`), when the runner opened a hold
+    /// because its session store commits to the adapter's database; shared by every clone.
+    held: Option<Arc<HeldWrites<StorageContext>>>,
 }
 
 impl StorageContext {
@@ -91,6 +95,7 @@ impl StorageContext {
                 cancellation: CancellationToken::new(),
                 fetch_window: FetchWindow::All,
                 pending_results: None,
+                held: None,
             }),
         }
     }
@@ -114,6 +119,7 @@ impl StorageContext {
                 cancellation,
                 fetch_window: FetchWindow::All,
                 pending_results: Some(PendingResults::default()),
+                held: None,
             }),
         }
     }
@@ -335,6 +341,25 @@ impl StorageContext {
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancellation.is_cancelled()
+    }
+
+    /// Opens a hold for `partner`'s database on the turn's context: see `held`.
+    pub(crate) fn hold_writes_for(&mut self, partner: CommitPartner) {
+        self.fields_mut().held = Some(Arc::new(HeldWrites::new(partner)));
+    }
+
+    /// The turn's hold, when one is open.
+    pub(crate) fn held_writes(&self) -> Option<&Arc<HeldWrites<Self>>> {
+        self.inner.held.as_ref()
+    }
+
+    /// The turn's hold, when it holds writes for `partner`'s database.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) fn held_for(&self, partner: &CommitPartner) -> Option<&HeldWrites<Self>> {
+        self.inner
+            .held
+            .as_deref()
+            .filter(|held| held.is_for(partner))
     }
 
     // Builders run before the context is shared, so this copies only when someone already holds

@@ -36,6 +36,7 @@ pub mod conformance;
 mod context;
 mod erased;
 mod error;
+mod held;
 mod invocation;
 pub mod ledger;
 mod noop;
@@ -47,6 +48,18 @@ pub use adapter::StorageAdapter;
 pub use context::{ConversationId, StorageContext, TurnId};
 pub use erased::{DynStorageAdapter, SharedStorage};
 pub use error::StorageError;
+#[doc(hidden)]
+pub use held::CommitPartner;
 pub use noop::NoopStorage;
 pub use primitive::Primitive;
 pub use window::FetchWindow;
+
+/// A turn's held assistant messages (see `held`), each with the context it was stored with.
+#[doc(hidden)]
+pub type HeldWrites = held::HeldWrites<StorageContext>;
+/// One held assistant message.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) type HeldWrite = held::HeldWrite<StorageContext>;
+/// What a [`TurnCommit`](crate::state::TurnCommit) carries of its turn's held messages.
+#[doc(hidden)]
+pub type TurnWrites = held::TurnWrites<StorageContext>;

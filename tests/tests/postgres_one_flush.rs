@@ -1,0 +1,244 @@
+//! A turn on PostgreSQL storage and the session store its `session_store_one_flush` hands out
+//! flushes the server's log once (issue 33): the turn's assistant messages are held back and written in the transaction
+//! that commits its state and events, while nothing the turn or its caller relies on is lost
+//! or reordered (see `adk::storage` `held`, `docs/postgres.md`).
+//!
+//! Each test uses its own schema in the database named by `ADK_TEST_POSTGRES_URL`; without it
+//! the tests pass without checking anything and say so (see `adk_integration_tests::postgres_database`).
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+
+use adk::TurnRunner;
+use adk::context::{DispatchContext, RawTurnContext};
+use adk::dispatch::executor_fn;
+use adk::events::ErrorCode;
+use adk::pipeline::BoxError;
+use adk::postgres::{PostgresStorage, tokio_postgres};
+use adk::primitives::Message;
+use adk::runner::TurnStatus;
+use adk::storage::{StorageAdapter, StorageContext};
+use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
+use serde_json::json;
+
+/// The storage, the session store it hands out, a plain connection to their schema, and the
+/// schema's name.
+async fn fresh(label: &str) -> Option<(PostgresStorage, TurnRunnerParts)> {
+    let url = test_url()?;
+    let schema = fresh_schema_name(label);
+    let options = fresh_options(label)?.schema(schema.clone()).unwrap();
+    let storage = PostgresStorage::connect_with(options).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("SET search_path = \"{schema}\""))
+        .await
+        .unwrap();
+    Some((storage, TurnRunnerParts { client }))
+}
+
+struct TurnRunnerParts {
+    client: tokio_postgres::Client,
+}
+
+/// What the executor does after storing its answer and counting its turn.
+#[derive(Clone, Copy)]
+enum Then {
+    Answer,
+    Fail,
+    /// Reads the conversation's messages back through the storage (they must include the
+    /// answer, held or not), then fails.
+    ReadBackAndFail,
+}
+
+/// A runner whose executor stores the answer `m-<turn>`, counts its turns in session state,
+/// then does `then`.
+async fn runner(storage: &PostgresStorage, then: Then) -> TurnRunner {
+    let reader = storage.clone();
+    TurnRunner::builder()
+        .storage(storage.clone())
+        .session_store(storage.session_store_one_flush().await.unwrap())
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
+            let reader = reader.clone();
+            Box::pin(async move {
+                let id = format!("m-{}", ctx.turn_id());
+                ctx.store_message(Message::assistant(id.clone(), "an answer")?)
+                    .await?;
+                let turns = ctx
+                    .state()
+                    .value("turns")
+                    .and_then(serde_json::Value::as_u64);
+                ctx.state_mut()
+                    .set_value("turns", json!(turns.unwrap_or(0) + 1))?;
+                if matches!(then, Then::ReadBackAndFail) {
+                    let stored = reader.fetch_messages(ctx.storage_context()).await?;
+                    if !stored.iter().any(|message| message.id() == id) {
+                        return Err(format!("the turn's own answer {id} was not read back").into());
+                    }
+                }
+                if !matches!(then, Then::Answer) {
+                    return Err("the executor failed after answering".into());
+                }
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build()
+}
+
+fn raw(conversation: &str) -> RawTurnContext {
+    RawTurnContext::new(conversation, "Be brief.")
+        .app_name("shop")
+        .user_id("ada")
+}
+
+/// The id of the transaction that last wrote the row, as text.
+async fn writer(client: &tokio_postgres::Client, sql: &str, id: &str) -> String {
+    client.query_one(sql, &[&id]).await.unwrap().get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turns_answer_is_written_in_the_transaction_that_commits_its_state() {
+    let Some((storage, parts)) = fresh("one_flush").await else {
+        return;
+    };
+    let runner = runner(&storage, Then::Answer).await;
+    // The first turn creates the session (the locking commit); the second commits to an
+    // existing session in one round trip.
+    for _ in 0..2 {
+        let outcome = runner.run(raw("c-1")).await.unwrap();
+        assert!(outcome.is_completed(), "{:?}", outcome.status);
+    }
+    let answers = storage
+        .fetch_messages(
+            &StorageContext::new("c-1")
+                .with_app_name("shop")
+                .with_user_id("ada"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), 2, "both answers are stored");
+    let last = answers[1].id().to_owned();
+    let message_writer = writer(
+        &parts.client,
+        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
+        &last,
+    )
+    .await;
+    let session_writer = writer(
+        &parts.client,
+        "SELECT xmin::TEXT FROM sessions WHERE id = $1",
+        "c-1",
+    )
+    .await;
+    assert_eq!(
+        message_writer, session_writer,
+        "the answer and the session's state were written by one transaction"
+    );
+    let session = parts
+        .client
+        .query_one("SELECT state::TEXT FROM sessions WHERE id = 'c-1'", &[])
+        .await
+        .unwrap();
+    let state: String = session.get(0);
+    assert!(state.contains("\"turns\": 2"), "{state}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_answer_is_read_back_by_its_turn_and_stored_when_the_turn_fails_uncommitted() {
+    let Some((storage, parts)) = fresh("held_failed").await else {
+        return;
+    };
+    for (conversation, then) in [("c-2", Then::ReadBackAndFail), ("c-3", Then::Fail)] {
+        let outcome = runner(&storage, then)
+            .await
+            .run(raw(conversation))
+            .await
+            .unwrap();
+        let TurnStatus::Failed(error) = &outcome.status else {
+            panic!("the turn failed: {:?}", outcome.status);
+        };
+        assert_eq!(error.code(), ErrorCode::ExecutorError, "{error:?}");
+        let cause = std::error::Error::source(error).map(ToString::to_string);
+        assert_eq!(
+            cause.as_deref(),
+            Some("the executor failed after answering"),
+            "{conversation}: {error}"
+        );
+        let answers = storage
+            .fetch_messages(
+                &StorageContext::new(conversation)
+                    .with_app_name("shop")
+                    .with_user_id("ada"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            answers.len(),
+            1,
+            "{conversation}: the stored answer is kept"
+        );
+        let sessions = parts
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM sessions WHERE id = $1",
+                &[&conversation],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            sessions.get::<_, i64>(0),
+            0,
+            "a failed turn commits nothing"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plain_session_store_leaves_each_answer_in_a_transaction_of_its_own() {
+    let Some((storage, parts)) = fresh("two_flushes").await else {
+        return;
+    };
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        .session_store(storage.session_store().await.unwrap())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                let id = format!("m-{}", ctx.turn_id());
+                ctx.store_message(Message::assistant(id, "an answer")?)
+                    .await?;
+                ctx.state_mut().set_value("answered", json!(true))?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    for _ in 0..2 {
+        let outcome = runner.run(raw("c-4")).await.unwrap();
+        assert!(outcome.is_completed(), "{:?}", outcome.status);
+    }
+    let answers = storage
+        .fetch_messages(
+            &StorageContext::new("c-4")
+                .with_app_name("shop")
+                .with_user_id("ada"),
+        )
+        .await
+        .unwrap();
+    let message_writer = writer(
+        &parts.client,
+        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
+        answers[1].id(),
+    )
+    .await;
+    let session_writer = writer(
+        &parts.client,
+        "SELECT xmin::TEXT FROM sessions WHERE id = $1",
+        "c-4",
+    )
+    .await;
+    assert_ne!(
+        message_writer, session_writer,
+        "without the one-flush store, store_message commits the answer when it is called"
+    );
+}
