@@ -376,9 +376,8 @@ impl PostgresStorage {
     ///
     /// The trade: `store_message` of an assistant message returns before the row exists, so a
     /// message id another process already stored is not reported by that call as
-    /// [`StorageError::Conflict`](crate::storage::StorageError::Conflict); the turn's commit
-    /// fails instead (`E_STATE_COMMIT_FAILED`, the conflict as its source) and its state is not
-    /// committed. Use [`session_store`](Self::session_store) when an executor relies on that
+    /// [`StorageError::Conflict`]; the turn's commit fails instead (`E_STATE_COMMIT_FAILED`, the
+    /// conflict as its source) and its state is not committed. Use [`session_store`](Self::session_store) when an executor relies on that
     /// conflict (deterministic ids that make a retried turn's store fail). See "What is
     /// atomic" in `docs/postgres.md`.
     ///
