@@ -12,7 +12,11 @@
 //! with one pass-through `tool_execution` middleware, so the tool pipeline's cost is their
 //! difference, beside the same call of a read-only tool (never recorded), so the ledger's CPU
 //! cost is the difference from `tool call/0 tool middleware`. What the ledger costs in writes on
-//! SQLite and PostgreSQL is `benches/ledger.rs`.
+//! SQLite and PostgreSQL is `benches/ledger.rs`. And the peers' workload
+//! (`support/peers_workload.rs`: a fresh `RawTurnContext` with a new session id and a user
+//! message each turn, 4 pass-through middleware, an executor that stores one assistant message)
+//! over a `storage_adapter!` holding sessions in a `Mutex<HashMap>` and over `NoopStorage`; the
+//! side-by-side bench in `benches/peers/` runs the same turn beside adk-rust and rig.
 //!
 //! Criterion: `cargo bench -p checked-adk --bench turn -- --measurement-time 2 --warm-up-time 1`
 //! prints allocation counts first and the medians and ratios last.
@@ -46,6 +50,9 @@ use criterion::Criterion;
 #[path = "support/medians.rs"]
 mod medians;
 use medians::{criterion_home, median_nanoseconds};
+#[path = "support/peers_workload.rs"]
+mod peers_workload;
+use peers_workload::PeersWorkload;
 
 struct CountingAllocator;
 
@@ -80,6 +87,8 @@ const PIPELINES: usize = 4;
 const DEEP: usize = 64;
 const WINDOW: usize = 20;
 const HISTORY_TURNS: [usize; 3] = [10, 1_000, 10_000];
+const PEERS_IN_MEMORY: &str = "peers/in-memory adapter";
+const PEERS_NOOP: &str = "peers/NoopStorage";
 
 #[middleware(pipeline = [turn_input, turn_output])]
 async fn pass_turn(ctx: &mut TurnContext, next: Next<'_, TurnContext>) -> Result<(), BoxError> {
@@ -339,6 +348,10 @@ struct Rows {
     tool_calls: [(String, TurnRunner); 3],
     boxed: Vec<BoxedLayer>,
     histories: Vec<(usize, History, TurnRunner, TurnRunner)>,
+    /// The peers' workload (`support/peers_workload.rs`): a fresh session each turn.
+    peers: PeersWorkload,
+    /// The session number of the next peers' turn: each turn has a new session id.
+    next_session: std::cell::Cell<u64>,
 }
 
 impl Rows {
@@ -369,6 +382,8 @@ impl Rows {
                     (turns, storage, window, whole)
                 })
                 .collect(),
+            peers: PeersWorkload::new(),
+            next_session: std::cell::Cell::new(0),
         }
     }
 
@@ -381,6 +396,8 @@ impl Rows {
         for (name, _) in &self.tool_calls {
             names.push(name.clone());
         }
+        names.push(PEERS_IN_MEMORY.to_owned());
+        names.push(PEERS_NOOP.to_owned());
         names.push(format!("baseline/boxed async closures ({DEEP})"));
         names.push(format!("baseline/static chain ({DEEP})"));
         names.push("baseline/empty block_on".to_owned());
@@ -405,6 +422,12 @@ impl Rows {
         }
         if let Some(index) = self.tool_calls.iter().position(|(row, _)| name == row) {
             return Row::ToolCall(index);
+        }
+        if name == PEERS_IN_MEMORY {
+            return Row::Peers { noop: false };
+        }
+        if name == PEERS_NOOP {
+            return Row::Peers { noop: true };
         }
         if name.starts_with("baseline/boxed") {
             return Row::Boxed;
@@ -438,6 +461,15 @@ impl Rows {
             Row::ToolCall(index) => {
                 let _ = black_box(self.tool_calls[index].1.run(raw()).await);
             }
+            Row::Peers { noop } => {
+                let turn = self.next_session.get();
+                self.next_session.set(turn + 1);
+                if noop {
+                    black_box(self.peers.turn_noop(turn).await);
+                } else {
+                    black_box(self.peers.turn_in_memory(turn).await);
+                }
+            }
             Row::Boxed => {
                 let mut state = 0;
                 run_boxed(&self.boxed, &mut state).await;
@@ -470,6 +502,7 @@ impl Rows {
 enum Row {
     Mocked(usize),
     ToolCall(usize),
+    Peers { noop: bool },
     Boxed,
     Static,
     Empty,
@@ -549,6 +582,11 @@ fn print_summary(rows: &Rows) {
         per_layer / boxed_layer,
         per_layer / static_layer.max(0.01)
     );
+    for name in [PEERS_IN_MEMORY, PEERS_NOOP] {
+        if let Some(turn) = get(name) {
+            println!("  {name:<24}{turn:>10.0} ns");
+        }
+    }
     println!("  history (runtime share = turn - load only; window = last {WINDOW} messages):");
     let mut shares = Vec::new();
     for (turns, ..) in &rows.histories {
