@@ -57,7 +57,13 @@ impl UserMessage {
     /// The message the turn stores: text gets a fresh, time-ordered id.
     pub(crate) fn into_message(self) -> Result<Message, PrimitiveError> {
         match self {
-            Self::Text(text) => Message::user(uuid::Uuid::now_v7().to_string(), text),
+            Self::Text(text) => {
+                // Encoded into a stack buffer, then copied once: `to_string` would go through
+                // the formatting machinery.
+                let mut buffer = uuid::Uuid::encode_buffer();
+                let id = uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer);
+                Message::user(&*id, text)
+            }
             Self::Message(message) => Ok(message),
         }
     }

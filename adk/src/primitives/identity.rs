@@ -1,6 +1,8 @@
 //! [`Identity`]: who spoke.
 
-use serde::{Deserialize, Serialize};
+use std::sync::{Arc, LazyLock};
+
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::error::Checker;
 use super::{PrimitiveError, PrimitiveKind, Tokenizable};
@@ -24,8 +26,18 @@ use super::{PrimitiveError, PrimitiveKind, Tokenizable};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "IdentityFields")]
 pub struct Identity {
-    identifier: String,
+    // Shared: every message carries an identity, and the role's default one is cloned into each
+    // (two reference counts, no allocation).
+    #[serde(serialize_with = "serialize_identifier")]
+    identifier: Arc<str>,
     representation: Tokenizable,
+}
+
+fn serialize_identifier<S: Serializer>(
+    identifier: &Arc<str>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(identifier)
 }
 
 impl Identity {
@@ -35,7 +47,7 @@ impl Identity {
         representation: impl Into<Tokenizable>,
     ) -> Result<Self, PrimitiveError> {
         let identity = Self {
-            identifier: identifier.into(),
+            identifier: Arc::from(identifier.into()),
             representation: representation.into(),
         };
         identity.validate()?;
@@ -65,10 +77,21 @@ impl Identity {
     }
 
     /// The identity a role stands for when none is given (`"user"` or `"assistant"`).
+    /// The user's and the assistant's are made once per process and shared.
     pub(crate) fn for_role(role: &str) -> Self {
+        static USER: LazyLock<Identity> = LazyLock::new(|| Identity::uncached("user"));
+        static ASSISTANT: LazyLock<Identity> = LazyLock::new(|| Identity::uncached("assistant"));
+        match role {
+            "user" => USER.clone(),
+            "assistant" => ASSISTANT.clone(),
+            other => Self::uncached(other),
+        }
+    }
+
+    fn uncached(role: &str) -> Self {
         Self {
-            identifier: role.to_owned(),
-            representation: Tokenizable::new(role),
+            identifier: Arc::from(role),
+            representation: Tokenizable::from(role),
         }
     }
 

@@ -112,7 +112,10 @@ impl fmt::Display for Tokenizable {
 
 impl From<&str> for Tokenizable {
     fn from(text: &str) -> Self {
-        Self::new(text)
+        // Straight into the shared text: one allocation, where `new` makes a `String` first.
+        Self {
+            value: TokenizableValue::Static(Arc::from(text)),
+        }
     }
 }
 
