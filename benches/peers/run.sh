@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The peers' workload side by side (see src/main.rs): builds the bench in release, runs the
+# three kits alternately in one invocation, then counts each row's instructions per turn with
+# callgrind as the difference of two runs (1,100 and 100 turns) divided by 1,000, so set-up and
+# start-up cancel out.
+#
+#   benches/peers/run.sh            # both: side by side, then instructions
+#   benches/peers/run.sh time       # side by side only (PEERS_ROUNDS, PEERS_TURNS)
+#   benches/peers/run.sh count      # instructions only (needs valgrind)
+set -euo pipefail
+cd "$(dirname "$0")"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+cargo build --release --locked
+BIN="$CARGO_TARGET_DIR/release/adk-peers-bench"
+what="${1:-all}"
+
+if [ "$what" = all ] || [ "$what" = time ]; then
+    "$BIN"
+fi
+
+if [ "$what" = all ] || [ "$what" = count ]; then
+    if ! command -v valgrind >/dev/null; then
+        echo "valgrind is not installed: instruction counts NOT measured" >&2
+        exit 1
+    fi
+    count() { # row iterations -> total instructions
+        PEERS_ROW="$1" PEERS_ITERATIONS="$2" valgrind --tool=callgrind \
+            --callgrind-out-file=/dev/null "$BIN" 2>&1 |
+            sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
+    echo
+    echo "instructions per turn ((1,100 turns - 100 turns) / 1,000, callgrind):"
+    PEERS_ROW=list "$BIN" | while read -r row; do
+        large=$(count "$row" 1100)
+        small=$(count "$row" 100)
+        echo "  $row: $(( (large - small) / 1000 ))"
+    done
+fi

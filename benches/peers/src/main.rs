@@ -1,0 +1,377 @@
+//! The peers' turn workload, side by side in one process: checked-adk, adk-rust 2.3 and rig 0.44.
+//!
+//! Every row runs the same turn: a fresh session (a new id each turn), one user message, a mocked
+//! model that answers at once with one assistant message that the session stores, and 4
+//! pass-through callbacks, hooks or middleware. Each turn is one `block_on` of a current-thread
+//! tokio runtime, and the session is removed after the turn so every turn starts from the same
+//! store.
+//!
+//! - `adk/in-memory adapter`, `adk/NoopStorage`: `adk/benches/support/peers_workload.rs` (the
+//!   same code the `peers/*` rows of `adk/benches/turn.rs` run): 4 pass-through `#[middleware]`
+//!   (one per pipeline), an executor that stores the answer through the adapter and acks.
+//! - `adk-rust`: an `LlmAgent` over a mocked `Llm` (one `LlmResponse`, turn complete) with
+//!   pass-through before/after agent and before/after model callbacks, run by `Runner` over an
+//!   `InMemorySessionService`; per turn the session is created, the event stream drained and the
+//!   session deleted.
+//! - `rig`: a rig-agent `Agent` over a `Model` whose wire is rig-core's scripted completion wire
+//!   (`MockScript`) and whose transport answers every request with one text response, with 4
+//!   pass-through `AgentHook`s (every default method: they observe every run event) and an
+//!   `InMemoryConversationMemory`; per turn a prompt on a new conversation id, which rig loads
+//!   and appends to, then cleared.
+//!
+//! Modes:
+//! - no arguments: `PEERS_ROUNDS` rounds (default 5), each running every row for
+//!   `PEERS_TURNS` turns (default 20,000), rows alternating; prints each row's time per turn
+//!   (median of the rounds), allocations per turn, and the ratios to adk.
+//! - `PEERS_ROW=<row>` (`PEERS_ROW=list` lists them): runs that row `PEERS_ITERATIONS` times
+//!   (default 1000) and exits, for `valgrind --tool=callgrind` (difference of two iteration
+//!   counts, divided by the difference).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+#[path = "../../../adk/benches/support/peers_workload.rs"]
+mod peers_workload;
+use peers_workload::{ANSWER, PROMPT, PeersWorkload, SYSTEM};
+
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// Counting allocations needs a global allocator, an unsafe trait; this one counts and forwards
+// every call to the system allocator unchanged.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        // SAFETY: `pointer` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(pointer, layout) }
+    }
+
+    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(pointer, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+mod adk_rust_row {
+    use super::*;
+    use adk_rust::agent::LlmAgentBuilder;
+    use adk_rust::runner::Runner;
+    use adk_rust::session::{CreateRequest, DeleteRequest, InMemorySessionService, SessionService};
+    use adk_rust::{
+        BeforeModelResult, Content, Llm, LlmRequest, LlmResponse, LlmResponseStream, async_trait,
+    };
+    use futures::StreamExt;
+
+    /// The mocked model: one complete response with the answer, at once.
+    struct MockModel;
+
+    #[async_trait]
+    impl Llm for MockModel {
+        fn name(&self) -> &str {
+            "mock-model"
+        }
+
+        async fn generate_content(
+            &self,
+            _request: LlmRequest,
+            _stream: bool,
+        ) -> adk_rust::Result<LlmResponseStream> {
+            let response = LlmResponse::new(Content::new("model").with_text(ANSWER));
+            Ok(Box::pin(futures::stream::once(async move { Ok(response) })))
+        }
+    }
+
+    pub struct Row {
+        runner: Runner,
+        sessions: Arc<dyn SessionService>,
+    }
+
+    const APP: &str = "bench";
+    const USER: &str = "user";
+
+    impl Row {
+        pub fn new() -> Self {
+            let agent = LlmAgentBuilder::new("bench")
+                .instruction(SYSTEM)
+                .model(Arc::new(MockModel))
+                .before_callback(Box::new(|_ctx| Box::pin(async { Ok(None) })))
+                .before_model_callback(Box::new(|_ctx, request| {
+                    Box::pin(async move { Ok(BeforeModelResult::Continue(request)) })
+                }))
+                .after_model_callback(Box::new(|_ctx, _response| Box::pin(async { Ok(None) })))
+                .after_callback(Box::new(|_ctx| Box::pin(async { Ok(None) })))
+                .build()
+                .expect("a valid agent");
+            let sessions: Arc<dyn SessionService> = Arc::new(InMemorySessionService::new());
+            let runner = Runner::builder()
+                .app_name(APP)
+                .agent(Arc::new(agent))
+                .session_service(sessions.clone())
+                .build()
+                .expect("a valid runner");
+            Self { runner, sessions }
+        }
+
+        /// One turn on a fresh session; returns how many events the turn yielded.
+        pub async fn turn(&self, turn: u64) -> usize {
+            let session = format!("session-{turn}");
+            self.sessions
+                .create(CreateRequest {
+                    app_name: APP.to_owned(),
+                    user_id: USER.to_owned(),
+                    session_id: Some(session.clone()),
+                    state: HashMap::new(),
+                })
+                .await
+                .expect("a new session");
+            let mut events = self
+                .runner
+                .run_str(USER, &session, Content::new("user").with_text(PROMPT))
+                .await
+                .expect("the turn starts");
+            let mut count = 0;
+            while let Some(event) = events.next().await {
+                black_box(event.expect("an event"));
+                count += 1;
+            }
+            drop(events);
+            self.sessions
+                .delete(DeleteRequest {
+                    app_name: APP.to_owned(),
+                    user_id: USER.to_owned(),
+                    session_id: session,
+                })
+                .await
+                .expect("the session is deleted");
+            count
+        }
+    }
+}
+
+mod rig_row {
+    use super::*;
+    use rig_agent::{Agent, AgentBuilder, AgentHook};
+    use rig_core::completion::{AssistantContent, CompletionRequest, CompletionResponse, Usage};
+    use rig_core::driver::{Exchange, Model, Opened, Opening, Transport};
+    use rig_core::memory::{ConversationMemory, InMemoryConversationMemory};
+    use rig_core::message::Origin;
+    use rig_core::test_utils::{MOCK_API, MOCK_PROVIDER, MockFrame, MockScript};
+
+    /// The mocked model's runtime: every request is answered with the same text response.
+    #[derive(Clone)]
+    struct Answering {
+        response: Arc<CompletionResponse>,
+    }
+
+    impl Transport<MockScript> for Answering {
+        fn send(&self, _request: CompletionRequest, _exchange: Exchange) -> Opening<MockFrame> {
+            let response = (*self.response).clone();
+            Opening::ready(Opened::new(futures::stream::iter([Ok(
+                MockFrame::Response(Box::new(response)),
+            )])))
+        }
+    }
+
+    /// A hook that overrides nothing: every event proceeds.
+    struct PassThrough;
+
+    impl AgentHook for PassThrough {}
+
+    pub struct Row {
+        agent: Agent,
+        memory: InMemoryConversationMemory,
+    }
+
+    impl Row {
+        pub fn new() -> Self {
+            let response = CompletionResponse::new(
+                vec![AssistantContent::text(ANSWER)],
+                Usage::default(),
+                Origin::new(MOCK_API, MOCK_PROVIDER, ""),
+                serde_json::Value::Null,
+            );
+            let model = Model::new(
+                MockScript::default(),
+                Answering {
+                    response: Arc::new(response),
+                },
+            );
+            let memory = InMemoryConversationMemory::new();
+            let agent = AgentBuilder::new(model)
+                .preamble(SYSTEM)
+                .memory(memory.clone())
+                .add_hook(PassThrough)
+                .add_hook(PassThrough)
+                .add_hook(PassThrough)
+                .add_hook(PassThrough)
+                .build();
+            Self { agent, memory }
+        }
+
+        /// One turn on a fresh conversation; returns the answer's length.
+        pub async fn turn(&self, turn: u64) -> usize {
+            let conversation = format!("session-{turn}");
+            let response = self
+                .agent
+                .prompt(PROMPT)
+                .conversation(conversation.as_str())
+                .await
+                .expect("the turn completes");
+            let answer = black_box(response).output().len();
+            self.memory
+                .clear(&conversation.as_str().into())
+                .await
+                .expect("the conversation is cleared");
+            answer
+        }
+    }
+}
+
+const ROWS: [&str; 4] = [
+    "adk/in-memory adapter",
+    "adk/NoopStorage",
+    "adk-rust",
+    "rig",
+];
+
+struct Rows {
+    adk: PeersWorkload,
+    adk_rust: adk_rust_row::Row,
+    rig: rig_row::Row,
+}
+
+impl Rows {
+    fn new() -> Self {
+        Self {
+            adk: PeersWorkload::new(),
+            adk_rust: adk_rust_row::Row::new(),
+            rig: rig_row::Row::new(),
+        }
+    }
+
+    fn index(name: &str) -> usize {
+        ROWS.iter().position(|row| *row == name).unwrap_or_else(|| {
+            panic!("no row named `{name}`; PEERS_ROW=list lists them");
+        })
+    }
+
+    /// One turn of row `row` on session number `turn`.
+    fn turn(&self, runtime: &tokio::runtime::Runtime, row: usize, turn: u64) {
+        match row {
+            0 => {
+                let stored = runtime.block_on(self.adk.turn_in_memory(turn));
+                assert_eq!(stored, 2, "adk stored the user's message and the answer");
+            }
+            1 => {
+                assert!(runtime.block_on(self.adk.turn_noop(turn)));
+            }
+            2 => {
+                black_box(runtime.block_on(self.adk_rust.turn(turn)));
+            }
+            _ => {
+                black_box(runtime.block_on(self.rig.turn(turn)));
+            }
+        }
+    }
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a current-thread runtime");
+    let rows = Rows::new();
+    let mut session = 0_u64;
+    let mut next_session = || {
+        session += 1;
+        session
+    };
+
+    if let Ok(row) = std::env::var("PEERS_ROW") {
+        if row == "list" {
+            for name in ROWS {
+                println!("{name}");
+            }
+            return;
+        }
+        let row = Rows::index(&row);
+        for _ in 0..env_number("PEERS_ITERATIONS", 1000) {
+            rows.turn(&runtime, row, next_session());
+        }
+        return;
+    }
+
+    let rounds = env_number("PEERS_ROUNDS", 5);
+    let turns = env_number("PEERS_TURNS", 20_000);
+    // Warm-up, and a check that every row completes its turn (the row asserts it).
+    let mut allocations = [0_f64; ROWS.len()];
+    for (row, per_turn) in allocations.iter_mut().enumerate() {
+        for _ in 0..100 {
+            rows.turn(&runtime, row, next_session());
+        }
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        for _ in 0..100 {
+            rows.turn(&runtime, row, next_session());
+        }
+        *per_turn = (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / 100.0;
+    }
+
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); ROWS.len()];
+    for round in 0..rounds {
+        for (row, samples) in times.iter_mut().enumerate() {
+            let start = Instant::now();
+            for _ in 0..turns {
+                rows.turn(&runtime, row, next_session());
+            }
+            let per_turn = start.elapsed().as_nanos() as f64 / turns as f64;
+            println!(
+                "round {}/{rounds}  {:<22} {:>9.0} ns a turn",
+                round + 1,
+                ROWS[row],
+                per_turn
+            );
+            samples.push(per_turn);
+        }
+    }
+
+    let medians: Vec<f64> = times
+        .iter_mut()
+        .map(|samples| {
+            samples.sort_by(f64::total_cmp);
+            samples[samples.len() / 2]
+        })
+        .collect();
+    println!(
+        "\n{rounds} rounds of {turns} turns a row, alternating; median of the rounds \
+         (ratio = row / adk's in-memory row; adk's NoopStorage row in brackets):"
+    );
+    for (row, name) in ROWS.iter().enumerate() {
+        println!(
+            "  {name:<22} {:>9.2} µs a turn  {:>6.1} allocations a turn  {:>6.2}x  ({:.2}x)",
+            medians[row] / 1000.0,
+            allocations[row],
+            medians[row] / medians[0],
+            medians[row] / medians[1]
+        );
+    }
+}
