@@ -1,6 +1,8 @@
 //! [`Message`]: one user or assistant entry of a conversation.
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::answer_link::check_link;
 use super::error::{Checker, StoredTimestamp};
@@ -53,7 +55,10 @@ impl Role {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "MessageFields")]
 pub struct Message {
-    id: String,
+    // Shared: a stored message is cloned into the adapter's call, the dispatch's collection and
+    // the turn's, and each clone of a `String` id was an allocation.
+    #[serde(serialize_with = "serialize_id")]
+    id: Arc<str>,
     role: Role,
     #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<Tokenizable>,
@@ -66,6 +71,10 @@ pub struct Message {
     updated_at: Timestamp,
 }
 
+fn serialize_id<S: Serializer>(id: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(id)
+}
+
 impl Message {
     /// A message with every part given; created and updated now.
     pub fn new(
@@ -76,7 +85,7 @@ impl Message {
     ) -> Result<Self, PrimitiveError> {
         let now = Timestamp::now();
         let message = Self {
-            id: id.into(),
+            id: Arc::from(id.into()),
             role,
             content,
             attachments,
@@ -271,7 +280,7 @@ impl TryFrom<MessageFields> for Message {
             identity: fields
                 .identity
                 .unwrap_or_else(|| Identity::for_role(role.as_str())),
-            id: fields.id,
+            id: Arc::from(fields.id),
             role,
             content: fields.content,
             attachments: fields.attachments,
