@@ -29,13 +29,11 @@
 // The static baseline nests 64 layer types.
 #![recursion_limit = "512"]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::hint::black_box;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use adk::context::InvalidTurnContext;
 use adk::context::{Collection, DispatchContext, RawTurnContext, TurnContext};
@@ -54,34 +52,11 @@ use medians::{criterion_home, median_nanoseconds};
 mod peers_workload;
 use peers_workload::PeersWorkload;
 
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// Counting allocations needs a global allocator, which is an unsafe trait; this one only
-// counts and forwards every call to the system allocator unchanged.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        // SAFETY: `pointer` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(pointer, layout, new_size) }
-    }
-}
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
 
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: counting_allocator::CountingAllocator = counting_allocator::CountingAllocator;
 
 const PIPELINES: usize = 4;
 const DEEP: usize = 64;
@@ -531,9 +506,9 @@ fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) ->
     if row.keeps_history() {
         free_kept_history();
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = counting_allocator::allocations();
     runtime.block_on(rows.run(row));
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let allocations = counting_allocator::allocations() - before;
     if row.keeps_history() {
         free_kept_history();
     }

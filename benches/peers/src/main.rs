@@ -27,44 +27,20 @@
 //!   (default 1000) and exits, for `valgrind --tool=callgrind` (difference of two iteration
 //!   counts, divided by the difference).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 #[path = "../../../adk/benches/support/peers_workload.rs"]
 mod peers_workload;
 use peers_workload::{ANSWER, PROMPT, PeersWorkload, SYSTEM};
 
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// Counting allocations needs a global allocator, an unsafe trait; this one counts and forwards
-// every call to the system allocator unchanged.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        // SAFETY: `pointer` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(pointer, layout, new_size) }
-    }
-}
+#[path = "../../../adk/benches/support/counting_allocator.rs"]
+mod counting_allocator;
 
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: counting_allocator::CountingAllocator = counting_allocator::CountingAllocator;
 
 mod adk_rust_row {
     use super::*;
@@ -329,11 +305,11 @@ fn main() {
         for _ in 0..100 {
             rows.turn(&runtime, row, next_session());
         }
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = counting_allocator::allocations();
         for _ in 0..100 {
             rows.turn(&runtime, row, next_session());
         }
-        *per_turn = (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / 100.0;
+        *per_turn = (counting_allocator::allocations() - before) as f64 / 100.0;
     }
 
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); ROWS.len()];
