@@ -89,10 +89,6 @@ pub(crate) fn middleware(
     // value `ctx`").
     let ctx = syn::Ident::new("ctx", proc_macro2::Span::call_site());
     let next = syn::Ident::new("next", proc_macro2::Span::call_site());
-    // Spanned at the return type: a result whose error is not an error type is reported there.
-    let into_result = quote_spanned! {output.span()=>
-        <#output as ::adk::__private::middleware::MiddlewareResult>::into_result
-    };
     // Every pipeline the fn is declared for has the same scope (validated), so one context.
     let first = pipelines.first().copied().unwrap_or(Pipeline::ALL[0]);
     let scope_context = format_ident!("{}", first.scope().context());
@@ -103,17 +99,18 @@ pub(crate) fn middleware(
     let written_context = super::parse::last_segment(context)
         .filter(|segment| segment.arguments.is_none())
         .map(|segment| segment.ident.to_string());
-    // Spanned at the function name: `handle_unboxed` returns this type, and a body whose future
-    // is not `Send` is reported at the type's span, so there, once (`place` has no `Send` bound
-    // of its own to report it again). The walk boxes the future once, in its step for the
-    // middleware.
-    let future = quote_spanned! {name.span()=>
-        impl ::core::future::Future<Output = ::core::result::Result<(), ::adk::pipeline::BoxError>> + ::core::marker::Send + 'a
+    // Spanned at the return type: a result that is not a middleware result fails `Fits::run`'s
+    // `Output: MiddlewareResult` there, and a body whose future is not `Send`, already reported
+    // by `place` at the fn's name, is explained there by rustc. The future is the body's own,
+    // its output the user's result (the walk boxes its error): one future per middleware for
+    // `cargo check`. The walk boxes the future once, in its step for the middleware.
+    let future = quote_spanned! {output.span()=>
+        impl ::core::future::Future<Output = #output> + ::core::marker::Send + 'a
     };
     // Spanned at the function name too, as the call the future comes from.
     let place = if written_context.as_deref() == Some(first.scope().context()) {
         quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(#body_type::#name, #ctx, #next, #into_result)
+            ::adk::__private::middleware::place(#body_type::#name, #ctx, #next)
         }
     } else {
         // Spanned at the user's context type: an alias of the wrong context fails here, with
@@ -126,7 +123,7 @@ pub(crate) fn middleware(
             <#context as ::adk::__private::middleware::SameContext<::adk::#scope_context, #first_marker>>::cast_next(#next)
         };
         quote_spanned! {name.span()=>
-            ::adk::__private::middleware::place(#body_type::#name, #cast_context, #cast_next, #into_result)
+            ::adk::__private::middleware::place(#body_type::#name, #cast_context, #cast_next)
         }
     };
     let body_function = body_function(function, TokenStream::new());

@@ -54,30 +54,24 @@ impl<E: Into<BoxError>> MiddlewareResult for Result<(), E> {
     }
 }
 
-/// A middleware fn's future with its output converted, without wrapping it in an `async` block
-/// (which would keep `ctx` and `next` beside the body's own future). The conversion is passed in
-/// (as `MiddlewareResult::into_result`, spanned at the user's return type) so a return type that
-/// is not a middleware result is reported there, once.
+/// A middleware fn's future, returned as it is: the generated `Fits::run` returns it, and its
+/// output (the fn's own `Result<(), E>`) is boxed by the walk, in code written here once
+/// (see [`Fits::run`]), so each middleware has one future for `cargo check` to prove things of.
 ///
 /// The body's future must be `Send` ([`SendBody`]): the call is spanned at the user's fn name, so
 /// a body that holds a value that is not `Send` across an `.await` is reported there first, with
 /// the fix. rustc then reports the same future at `run`'s `+ Send` return type (spanned at the
-/// fn name too), with the value and the `.await` it is held across, which our message cannot
-/// name.
+/// user's return type), with the value and the `.await` it is held across, which our message
+/// cannot name.
 ///
 /// Generic, and written here once: a closure or an `async` block in the code generated for each
 /// middleware would cost the user's `cargo check` more than this call.
-pub fn place<'a, Body, Ctx, NextArg, F, Marker>(
-    body: Body,
-    ctx: Ctx,
-    next: NextArg,
-    into_result: fn(F::Output) -> Result<(), BoxError>,
-) -> impl std::future::Future<Output = Result<(), BoxError>> + 'a
+pub fn place<Body, Ctx, NextArg, F, Marker>(body: Body, ctx: Ctx, next: NextArg) -> F
 where
     Body: FnOnce(Ctx, NextArg) -> F,
-    F: std::future::Future + SendBody<Marker> + 'a,
+    F: SendBody<Marker>,
 {
-    futures_util::FutureExt::map(body(ctx, next), into_result)
+    body(ctx, next)
 }
 
 /// A middleware body's future, which the runner may move to another thread at any `.await`, so
@@ -118,11 +112,13 @@ impl<F: send_marker::Never> SendBody<send_marker::Unreachable> for F {}
     note = "a `#[middleware(pipeline = ...)]` fn fits only the pipelines it lists: register it on one of them, or add this pipeline to its list"
 )]
 pub trait Fits<P: Pipeline>: 'static {
-    /// The fn's body, its error boxed.
+    /// The fn's body, its future as the fn returns it: its output is the fn's own
+    /// `Result<(), E>`, which the walk boxes ([`MiddlewareResult::into_result`]) in code generic
+    /// over the middleware, and so checked once, not once per middleware.
     fn run<'a>(
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a;
+    ) -> impl Future<Output: MiddlewareResult> + Send + 'a;
 
     /// The session-state writes found in the fn's body (see
     /// [`Middleware::state_writes`]); the macro overrides it only for a body that has some.
@@ -179,7 +175,7 @@ where
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
     ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(<<F as MiddlewareFn<P>>::Body as Fits<P>>::run(ctx, next))
+        Box::pin(boxed_error::<<F as MiddlewareFn<P>>::Body, P>(ctx, next))
     }
 
     #[inline]
@@ -191,7 +187,7 @@ where
     where
         Self: Sized,
     {
-        <<F as MiddlewareFn<P>>::Body as Fits<P>>::run(ctx, next)
+        boxed_error::<<F as MiddlewareFn<P>>::Body, P>(ctx, next)
     }
 
     /// The fn's name: the hidden type carries it.
@@ -216,14 +212,29 @@ where
     M: Fits<P>,
     P: Pipeline,
 {
-    Box::pin(M::run(ctx, next))
+    Box::pin(boxed_error::<M, P>(ctx, next))
+}
+
+/// `M`'s future with its error boxed: the one conversion of every `#[middleware]` fn's result,
+/// generic, so `cargo check` checks it here once rather than in the code of each middleware.
+#[inline]
+fn boxed_error<'a, M, P>(
+    ctx: &'a mut P::Context,
+    next: Next<'a, P::Context>,
+) -> impl Future<Output = Result<(), BoxError>> + Send + 'a
+where
+    M: Fits<P>,
+    P: Pipeline,
+{
+    futures_util::FutureExt::map(M::run(ctx, next), MiddlewareResult::into_result)
 }
 
 /// The methods of a `#[middleware]` fn's `Fits` impl for one pipeline. Not a public API.
 ///
 /// `run` runs `$place`, which the proc macro built and spanned at the user's tokens, and returns
-/// `$future`, the future's type (`impl Future<..> + Send + 'a`), which the proc macro spans at
-/// the user's fn name: a body whose future is not `Send` is reported there, once. The impl's
+/// `$future`, the future's type (`impl Future<Output = the fn's result> + Send + 'a`), which the
+/// proc macro spans at the user's return type: a result that is not a middleware result is
+/// reported there, and rustc explains there a body whose future is not `Send`. The impl's
 /// header is written by the proc macro. The method is written here rather than by the proc
 /// macro because rustc expands a `macro_rules!` far faster than an unoptimised proc macro builds
 /// the same tokens, on every `cargo check` of the user's crate.
@@ -231,6 +242,8 @@ where
 #[macro_export]
 macro_rules! __middleware_methods {
     ($context:ident, $future:ty, |$ctx:ident, $next:ident| $place:expr) => {
+        // The future's output is the fn's own result, where the trait says only that it is one.
+        #[allow(refining_impl_trait)]
         #[inline]
         fn run<'a>(
             $ctx: &'a mut $crate::$context,
