@@ -31,34 +31,10 @@ const LOAD_TURN: &str = "SELECT
                       ORDER BY thread_id, record_key)
        FROM adk_rs_middleware_state
       WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id IN ('', $4))";
-const LOCK_SESSION: &str =
-    "SELECT 1 FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3 FOR UPDATE";
-const LOCK_APP: &str = "SELECT 1 FROM app_states WHERE app_name = $1 FOR UPDATE";
-const LOCK_USER: &str = "SELECT 1 FROM user_states WHERE app_name = $1 AND user_id = $2 FOR UPDATE";
-const SESSION: &str = concat!(
-    "WITH written AS (UPDATE sessions SET state = (state - $4::TEXT[]) || $5::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') ",
-    "WHERE app_name = $1 AND user_id = $2 AND id = $3 AND NOT EXISTS (",
-    "SELECT 1 FROM UNNEST($6::TEXT[], $7::JSONB[]) AS e(name, value) ",
-    "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
-    "SELECT 1 / COUNT(*) FROM written"
-);
-const APP: &str = concat!(
-    "WITH written AS (UPDATE app_states SET state = (state - $2::TEXT[]) || $3::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') ",
-    "WHERE app_name = $1 AND NOT EXISTS (",
-    "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
-    "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
-    "SELECT 1 / COUNT(*) FROM written"
-);
-const USER: &str = concat!(
-    "WITH written AS (UPDATE user_states SET state = (state - $3::TEXT[]) || $4::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') ",
-    "WHERE app_name = $1 AND user_id = $2 AND NOT EXISTS (",
-    "SELECT 1 FROM UNNEST($5::TEXT[], $6::JSONB[]) AS e(name, value) ",
-    "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
-    "SELECT 1 / COUNT(*) FROM written"
-);
+// The checked writes, from adk's own source, so the floor sends exactly adk's statements.
+#[path = "../../src/postgres/checked_writes.rs"]
+mod checked_writes;
+use checked_writes::{APP, LOCK_APP, LOCK_SESSION, LOCK_USER, SESSION, USER};
 const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
      invocation_id, timestamp, event_data) \
      SELECT e.id, $2, $3, $4, e.invocation_id, \

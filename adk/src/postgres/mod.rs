@@ -76,6 +76,7 @@
 
 mod approvals;
 mod blob;
+mod checked_writes;
 mod commit;
 mod error;
 mod ledger;
