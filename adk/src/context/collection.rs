@@ -1,62 +1,11 @@
 //! The turn collections: insertion-ordered records, found, replaced in place and deleted by id
 //! in constant time, and shared between a turn and its dispatch without copying.
 
-use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
-use indexmap::IndexSet;
-
+use super::records::{IdHasher, Records};
 use crate::primitives::Record;
-
-/// A record keyed by its own id, so the index needs no second copy of the id.
-#[derive(Clone)]
-struct ById<T>(T);
-
-impl<T: Record> Hash for ById<T> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // Must hash exactly as `str` does: lookups borrow the key as `&str`.
-        self.0.record_id().hash(state);
-    }
-}
-
-impl<T: Record> PartialEq for ById<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.record_id() == other.0.record_id()
-    }
-}
-
-impl<T: Record> Eq for ById<T> {}
-
-impl<T: Record> Borrow<str> for ById<T> {
-    fn borrow(&self) -> &str {
-        self.0.record_id()
-    }
-}
-
-/// How ids are hashed: foldhash rather than the standard library's SipHash, seeded once per
-/// process. A fresh map costs nothing (SipHash's `RandomState` reads a thread-local, and a turn
-/// makes twenty maps), the hasher takes no room in the collection, and an id hashes several
-/// times faster, which is most of loading a long history. The random seed keeps ids crafted to
-/// collide from being written in advance.
-#[derive(Clone, Copy, Default)]
-struct IdHasher;
-
-impl BuildHasher for IdHasher {
-    type Hasher = foldhash::fast::FoldHasher<'static>;
-
-    fn build_hasher(&self) -> Self::Hasher {
-        static SEEDED: LazyLock<foldhash::fast::FixedState> = LazyLock::new(|| {
-            foldhash::fast::FixedState::with_seed(
-                std::collections::hash_map::RandomState::new().hash_one(0_u8),
-            )
-        });
-        SEEDED.build_hasher()
-    }
-}
-
-type Records<T> = IndexSet<ById<T>, IdHasher>;
 
 /// Records in insertion order, at most one per id.
 ///
@@ -99,7 +48,7 @@ impl<T> Default for Collection<T> {
             shared: None,
             shadowed: HashMap::default(),
             deleted: 0,
-            own: IndexSet::default(),
+            own: Records::default(),
         }
     }
 }
@@ -134,41 +83,45 @@ impl<T: Record> Collection<T> {
 
     /// Replaces the record with the same id in place, or appends it when there is none.
     pub fn replace(&mut self, record: T) {
-        // `replace_full` keeps the position of the record it replaces.
+        // `Records::replace` keeps the position of the record it replaces.
         if self.shared.is_none() || self.own.contains(record.record_id()) {
-            self.own.replace_full(ById(record));
+            self.own.replace(record);
             return;
         }
         if let Some(index) = self.live_shared_index(record.record_id()) {
             self.shadowed.insert(index, Some(record));
             return;
         }
-        self.own.insert(ById(record));
+        self.own.push_new(record);
     }
 
     /// Removes and returns the record with this id.
     pub fn remove(&mut self, id: &str) -> Option<T> {
-        if let Some(removed) = self.own.shift_take(id) {
-            return Some(removed.0);
+        if let Some(removed) = self.own.remove(id) {
+            return Some(removed);
         }
         let index = self.live_shared_index(id)?;
         self.deleted += 1;
         match self.shadowed.insert(index, None) {
             Some(replacement) => replacement,
-            None => self.shared.as_ref().map(|shared| shared[index].0.clone()),
+            None => self
+                .shared
+                .as_ref()
+                .and_then(|shared| shared.as_slice().get(index))
+                .cloned(),
         }
     }
 
     /// The record with this id.
     pub fn get(&self, id: &str) -> Option<&T> {
         if let Some(record) = self.own.get(id) {
-            return Some(&record.0);
+            return Some(record);
         }
         let shared = self.shared.as_ref()?;
-        let index = shared.get_index_of(id)?;
+        let index = shared.position(id)?;
         match self.shadowed.get(&index) {
             Some(replacement) => replacement.as_ref(),
-            None => Some(&shared[index].0),
+            None => shared.as_slice().get(index),
         }
     }
 
@@ -183,9 +136,9 @@ impl<T: Record> Collection<T> {
             shared: self
                 .shared
                 .as_deref()
-                .map(|shared| shared.iter().enumerate()),
+                .map(|shared| shared.as_slice().iter().enumerate()),
             shadowed: &self.shadowed,
-            own: self.own.iter(),
+            own: self.own.as_slice().iter(),
             remaining: self.len(),
         }
     }
@@ -227,12 +180,12 @@ impl<T: Record> Collection<T> {
                     Some(shared) => {
                         // Usually the only holder by now: append in place rather than copy.
                         let mut records = Arc::unwrap_or_clone(shared);
-                        records.extend(std::mem::take(&mut self.own));
+                        records.append_new(std::mem::take(&mut self.own));
                         records
                     }
                 }
             } else {
-                let records: Records<T> = self.iter().cloned().map(ById).collect();
+                let records: Records<T> = self.iter().cloned().collect();
                 self.own.clear();
                 records
             };
@@ -248,7 +201,7 @@ impl<T: Record> Collection<T> {
 
     /// The position in `shared` of the record with this id, unless this collection deleted it.
     fn live_shared_index(&self, id: &str) -> Option<usize> {
-        let index = self.shared.as_ref()?.get_index_of(id)?;
+        let index = self.shared.as_ref()?.position(id)?;
         match self.shadowed.get(&index) {
             Some(None) => None,
             _ => Some(index),
@@ -259,27 +212,21 @@ impl<T: Record> Collection<T> {
 /// The records of a [`Collection`], in order.
 #[derive(Debug)]
 pub struct CollectionIter<'a, T> {
-    shared: Option<std::iter::Enumerate<indexmap::set::Iter<'a, ById<T>>>>,
+    shared: Option<std::iter::Enumerate<std::slice::Iter<'a, T>>>,
     shadowed: &'a HashMap<usize, Option<T>, IdHasher>,
-    own: indexmap::set::Iter<'a, ById<T>>,
+    own: std::slice::Iter<'a, T>,
     remaining: usize,
-}
-
-impl<T> std::fmt::Debug for ById<T> {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str("record")
-    }
 }
 
 impl<'a, T> CollectionIter<'a, T> {
     /// The shared record at `index` as this collection sees it (`None` when it deleted it).
-    fn resolve(&self, index: usize, record: &'a ById<T>) -> Option<&'a T> {
+    fn resolve(&self, index: usize, record: &'a T) -> Option<&'a T> {
         if self.shadowed.is_empty() {
-            return Some(&record.0);
+            return Some(record);
         }
         match self.shadowed.get(&index) {
             Some(replacement) => replacement.as_ref(),
-            None => Some(&record.0),
+            None => Some(record),
         }
     }
 }
@@ -294,7 +241,7 @@ impl<'a, T> Iterator for CollectionIter<'a, T> {
                 return Some(record);
             }
         }
-        let record = &self.own.next()?.0;
+        let record = self.own.next()?;
         self.remaining -= 1;
         Some(record)
     }
@@ -308,7 +255,7 @@ impl<'a, T> DoubleEndedIterator for CollectionIter<'a, T> {
     fn next_back(&mut self) -> Option<&'a T> {
         if let Some(record) = self.own.next_back() {
             self.remaining -= 1;
-            return Some(&record.0);
+            return Some(record);
         }
         while let Some((index, record)) = self
             .shared
@@ -343,7 +290,7 @@ impl<T: Record> IntoIterator for Collection<T> {
 
     fn into_iter(self) -> Self::IntoIter {
         let records: Vec<T> = if self.shared.is_none() {
-            self.own.into_iter().map(|record| record.0).collect()
+            self.own.into_vec()
         } else {
             self.iter().cloned().collect()
         };

@@ -8,6 +8,7 @@ mod gate;
 mod middleware_state_methods;
 mod pipelines;
 mod raw;
+mod records;
 mod reply;
 mod storage_methods;
 mod streams;

@@ -1,0 +1,272 @@
+//! What a [`Collection`](super::Collection) keeps its records in: a vector in insertion order,
+//! searched by id with a scan while it holds a handful of records and through a hash index of
+//! positions once it holds more.
+//!
+//! A turn's collections mostly hold a few records (the user message, the answer), and an index
+//! built on the first record was a second allocation per collection (a hash table beside the
+//! vector) and a hash per lookup, for nothing a scan of a few ids does not do as fast.
+
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
+
+use hashbrown::HashTable;
+
+use crate::primitives::Record;
+
+/// How ids are hashed: foldhash rather than the standard library's SipHash, seeded once per
+/// process. A fresh map costs nothing (SipHash's `RandomState` reads a thread-local, and a turn
+/// makes twenty maps), the hasher takes no room in the collection, and an id hashes several
+/// times faster, which is most of loading a long history. The random seed keeps ids crafted to
+/// collide from being written in advance.
+#[derive(Clone, Copy, Default)]
+pub(super) struct IdHasher;
+
+impl BuildHasher for IdHasher {
+    type Hasher = foldhash::fast::FoldHasher<'static>;
+
+    fn build_hasher(&self) -> Self::Hasher {
+        static SEEDED: LazyLock<foldhash::fast::FixedState> = LazyLock::new(|| {
+            foldhash::fast::FixedState::with_seed(
+                std::collections::hash_map::RandomState::new().hash_one(0_u8),
+            )
+        });
+        SEEDED.build_hasher()
+    }
+}
+
+/// Up to this many records, an id is found by scanning them; past it, through the index.
+const SCANNED_UP_TO: usize = 8;
+
+/// Records in insertion order, at most one per id.
+#[derive(Clone)]
+pub(super) struct Records<T> {
+    entries: Vec<T>,
+    /// The position of every entry, hashed by its id, once there are more than
+    /// [`SCANNED_UP_TO`] entries; empty (and unallocated until first needed) otherwise.
+    index: HashTable<usize>,
+}
+
+impl<T> Default for Records<T> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            index: HashTable::new(),
+        }
+    }
+}
+
+fn hash_id(id: &str) -> u64 {
+    IdHasher.hash_one(id)
+}
+
+/// The hash of the entry at `position`, for the index to rehash itself with.
+fn hash_at<T: Record>(entries: &[T], position: usize) -> u64 {
+    entries
+        .get(position)
+        .map_or(0, |record| hash_id(record.record_id()))
+}
+
+impl<T: Record> Records<T> {
+    /// How many records there are.
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there are none.
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The records in order.
+    pub(super) fn as_slice(&self) -> &[T] {
+        &self.entries
+    }
+
+    /// The position of the record with this id.
+    pub(super) fn position(&self, id: &str) -> Option<usize> {
+        if self.entries.len() <= SCANNED_UP_TO {
+            return self
+                .entries
+                .iter()
+                .position(|record| record.record_id() == id);
+        }
+        let entries = &self.entries;
+        self.index
+            .find(hash_id(id), |&position| {
+                entries
+                    .get(position)
+                    .is_some_and(|record| record.record_id() == id)
+            })
+            .copied()
+    }
+
+    /// The record with this id.
+    pub(super) fn get(&self, id: &str) -> Option<&T> {
+        self.entries.get(self.position(id)?)
+    }
+
+    /// Whether a record with this id is present.
+    pub(super) fn contains(&self, id: &str) -> bool {
+        self.position(id).is_some()
+    }
+
+    /// Room for `additional` more records without reallocating the vector.
+    pub(super) fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+    }
+
+    /// Replaces the record with the same id where it stands, or appends it.
+    pub(super) fn replace(&mut self, record: T) {
+        if let Some(slot) = self
+            .position(record.record_id())
+            .and_then(|position| self.entries.get_mut(position))
+        {
+            // Same id, so the index is unchanged.
+            *slot = record;
+            return;
+        }
+        self.push_new(record);
+    }
+
+    /// Appends a record whose id is not present.
+    pub(super) fn push_new(&mut self, record: T) {
+        let hash = hash_id(record.record_id());
+        self.entries.push(record);
+        let count = self.entries.len();
+        if count == SCANNED_UP_TO + 1 {
+            self.rebuild_index();
+        } else if count > SCANNED_UP_TO {
+            let entries = &self.entries;
+            self.index
+                .insert_unique(hash, count - 1, |&position| hash_at(entries, position));
+        }
+    }
+
+    /// Removes and returns the record with this id; the records after it move up one place.
+    pub(super) fn remove(&mut self, id: &str) -> Option<T> {
+        let position = self.position(id)?;
+        let removed = self.entries.remove(position);
+        if self.entries.len() <= SCANNED_UP_TO {
+            self.index.clear();
+        } else {
+            if let Ok(entry) = self
+                .index
+                .find_entry(hash_id(id), |&found| found == position)
+            {
+                entry.remove();
+            }
+            for found in self.index.iter_mut() {
+                if *found > position {
+                    *found -= 1;
+                }
+            }
+        }
+        Some(removed)
+    }
+
+    /// Removes every record.
+    pub(super) fn clear(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+    }
+
+    /// Appends `other`'s records, whose ids none of these records has.
+    pub(super) fn append_new(&mut self, other: Self) {
+        self.entries.reserve(other.entries.len());
+        for record in other.entries {
+            self.push_new(record);
+        }
+    }
+
+    /// The records, in order.
+    pub(super) fn into_vec(self) -> Vec<T> {
+        self.entries
+    }
+
+    fn rebuild_index(&mut self) {
+        let entries = &self.entries;
+        self.index.clear();
+        self.index
+            .reserve(entries.len(), |&position| hash_at(entries, position));
+        for (position, record) in entries.iter().enumerate() {
+            self.index
+                .insert_unique(hash_id(record.record_id()), position, |&found| {
+                    hash_at(entries, found)
+                });
+        }
+    }
+}
+
+impl<T: Record> FromIterator<T> for Records<T> {
+    /// The records in order; a later record with an id already present replaces it in place.
+    fn from_iter<I: IntoIterator<Item = T>>(records: I) -> Self {
+        let records = records.into_iter();
+        let mut collected = Self::default();
+        collected.reserve(records.size_hint().0);
+        for record in records {
+            collected.replace(record);
+        }
+        collected
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a test fails loudly on a broken set-up")]
+mod tests {
+    use super::*;
+    use crate::primitives::Message;
+
+    fn ids(records: &Records<Message>) -> Vec<&str> {
+        records.as_slice().iter().map(Message::id).collect()
+    }
+
+    fn numbered(count: usize) -> Records<Message> {
+        (0..count)
+            .map(|number| Message::user(format!("m{number}"), "text").unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn ids_are_found_the_same_below_and_past_the_indexing_threshold() {
+        for count in [0, 1, SCANNED_UP_TO, SCANNED_UP_TO + 1, 3 * SCANNED_UP_TO] {
+            let records = numbered(count);
+            assert_eq!(records.len(), count);
+            for number in 0..count {
+                assert_eq!(records.position(&format!("m{number}")), Some(number));
+            }
+            assert_eq!(records.position("absent"), None);
+        }
+    }
+
+    #[test]
+    fn removing_past_the_threshold_keeps_every_later_record_findable_at_its_new_place() {
+        let mut records = numbered(SCANNED_UP_TO + 3);
+        assert_eq!(records.remove("m2").unwrap().id(), "m2");
+        assert_eq!(records.position("m2"), None);
+        assert_eq!(records.position("m3"), Some(2));
+        assert_eq!(records.position("m10"), Some(9));
+        // Down to the threshold: found by scanning again, the index emptied.
+        records.remove("m0");
+        records.remove("m1");
+        assert_eq!(records.len(), SCANNED_UP_TO);
+        assert_eq!(records.position("m10"), Some(7));
+        // And past it once more.
+        records.push_new(Message::user("m11", "text").unwrap());
+        assert_eq!(records.position("m11"), Some(8));
+        assert_eq!(records.position("m3"), Some(0));
+    }
+
+    #[test]
+    fn replacing_keeps_the_place_and_a_new_id_goes_last() {
+        let mut records = numbered(SCANNED_UP_TO + 2);
+        records.replace(Message::user("m4", "edited").unwrap());
+        records.replace(Message::user("new", "text").unwrap());
+        assert_eq!(
+            records.get("m4").unwrap().content().unwrap().render(),
+            "edited"
+        );
+        assert_eq!(ids(&records)[4], "m4");
+        assert_eq!(ids(&records).last(), Some(&"new"));
+        assert_eq!(records.len(), SCANNED_UP_TO + 3);
+    }
+}
