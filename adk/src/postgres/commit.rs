@@ -27,6 +27,7 @@ use std::task::Poll;
 
 use deadpool_postgres::Object;
 use serde_json::{Map, Value};
+use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Json, ToSql};
 
@@ -98,7 +99,7 @@ pub(super) fn thread_column(scope: &RecordScope) -> &str {
 /// and every write's expected value is checked.
 struct ScopeWrites {
     removed: Vec<String>,
-    set: Map<String, Value>,
+    set: Json<Map<String, Value>>,
     names: Vec<String>,
     expected: Vec<Option<Json<Value>>>,
 }
@@ -124,7 +125,7 @@ impl ScopeWrites {
         }
         Some(Self {
             removed,
-            set,
+            set: Json(set),
             names: writes.iter().map(|write| write.name.clone()).collect(),
             expected: writes
                 .iter()
@@ -132,6 +133,17 @@ impl ScopeWrites {
                 .collect(),
         })
     }
+}
+
+/// Whether `commit` may be sent as it is: no write is a merge (a merge is applied to the value
+/// read under the row's lock, which the locking transaction does).
+pub(super) fn takes_one_round_trip(commit: &TurnCommit) -> bool {
+    let no_merge = |writes: &[crate::state::StateWrite]| {
+        writes
+            .iter()
+            .all(|write| !matches!(write.change, StateChange::Merge(_)))
+    };
+    no_merge(&commit.session) && no_merge(&commit.app) && no_merge(&commit.user)
 }
 
 /// A middleware-state write's parameters: its thread column, its key, and for a put its
@@ -145,9 +157,12 @@ type Pending<'a> = Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error
 async fn in_order(mut pending: Vec<Pending<'_>>) -> Vec<Result<u64, tokio_postgres::Error>> {
     let mut results: Vec<Option<Result<u64, tokio_postgres::Error>>> =
         pending.iter().map(|_| None).collect();
+    // The first future not finished yet: the server answers in order, so the ones before it
+    // are not polled again.
+    let mut first = 0;
     std::future::poll_fn(|cx| {
         let mut waiting = false;
-        for (future, result) in pending.iter_mut().zip(results.iter_mut()) {
+        for (future, result) in pending.iter_mut().zip(results.iter_mut()).skip(first) {
             if result.is_some() {
                 continue;
             }
@@ -155,6 +170,9 @@ async fn in_order(mut pending: Vec<Pending<'_>>) -> Vec<Result<u64, tokio_postgr
                 Poll::Ready(outcome) => *result = Some(outcome),
                 Poll::Pending => waiting = true,
             }
+        }
+        while results.get(first).is_some_and(Option::is_some) {
+            first += 1;
         }
         if waiting {
             Poll::Pending
@@ -170,6 +188,372 @@ async fn in_order(mut pending: Vec<Pending<'_>>) -> Vec<Result<u64, tokio_postgr
 fn db(operation: &'static str) -> impl FnOnce(tokio_postgres::Error) -> SessionStoreError {
     let failed = failed(operation);
     move |source| SessionStoreError::backend(failed(source))
+}
+
+const OPERATION: &str = "committing a turn";
+
+/// One turn of a group commit: its session, its commit and its held assistant messages.
+pub(super) struct Turn<'a> {
+    pub(super) key: &'a SessionKey,
+    pub(super) commit: &'a TurnCommit,
+    pub(super) held: &'a [HeldWrite],
+}
+
+/// What became of a group sent by [`send`].
+pub(super) enum Sent {
+    /// Every turn was committed, in one transaction.
+    Committed,
+    /// Nothing was applied: the turn at this index was refused by a check (its session is
+    /// missing, a key it writes went stale, a held message's id is taken) or cannot be sent
+    /// this way (a merge). The others may be sent again without it.
+    Refused(usize),
+    /// Nothing was applied: the turn at this index failed on its own (its statement failed,
+    /// or its held message could not be serialized). The others may be sent again without it.
+    Failed(usize, SessionStoreError),
+    /// Nothing was applied, and the failure is no one turn's (a statement was cancelled, a
+    /// deadlock was broken, a statement failed to prepare): each turn may be sent on its own.
+    RolledBack(tokio_postgres::Error),
+    /// The connection failed before the server answered the `COMMIT`: whether the group was
+    /// applied is not known.
+    Unknown(tokio_postgres::Error),
+}
+
+/// A turn's parameters, owned or borrowed from the turn.
+struct Planned<'a> {
+    app_name: &'a str,
+    user_id: &'a str,
+    id: &'a str,
+    session: ScopeWrites,
+    /// `None` when the turn writes nothing of that scope.
+    app: Option<ScopeWrites>,
+    user: Option<ScopeWrites>,
+    event_ids: Vec<&'a str>,
+    invocations: Vec<&'a str>,
+    micros: Vec<i64>,
+    event_data: Vec<Json<Value>>,
+    records: Vec<RecordParams<'a>>,
+    held: Vec<HeldRow>,
+}
+
+impl<'a> Planned<'a> {
+    /// `Ok(None)` when a write is a merge.
+    fn of(turn: &Turn<'a>) -> Result<Option<Self>, SessionStoreError> {
+        let (commit, key) = (turn.commit, turn.key);
+        let scope = |writes: &[crate::state::StateWrite]| {
+            if writes.is_empty() {
+                Some(None)
+            } else {
+                ScopeWrites::of(writes).map(Some)
+            }
+        };
+        let (Some(session), Some(app), Some(user)) = (
+            ScopeWrites::of(&commit.session),
+            scope(&commit.app),
+            scope(&commit.user),
+        ) else {
+            return Ok(None);
+        };
+        let held = turn
+            .held
+            .iter()
+            .map(|write| HeldRow::of(&write.ctx, &write.message))
+            .collect::<Result<Vec<_>, _>>()?;
+        let events = &commit.events;
+        Ok(Some(Self {
+            app_name: key.app.as_str(),
+            user_id: key.user.as_str(),
+            id: key.session.as_str(),
+            session,
+            app,
+            user,
+            event_ids: events.iter().map(|event| event.id.as_str()).collect(),
+            invocations: events
+                .iter()
+                .map(|event| event.invocation_id.as_str())
+                .collect(),
+            micros: events
+                .iter()
+                .map(|event| event.timestamp.as_microsecond())
+                .collect(),
+            event_data: events
+                .iter()
+                .map(|event| Json(event.to_adk_json()))
+                .collect(),
+            records: commit
+                .middleware
+                .iter()
+                .map(|write| match write {
+                    MiddlewareStateWrite::Put(record) => (
+                        thread_column(&record.scope),
+                        record.key.as_str(),
+                        Some(i64::from(record.version)),
+                        Some(Json(&record.json)),
+                    ),
+                    MiddlewareStateWrite::Delete { scope, key } => {
+                        (thread_column(scope), key.as_str(), None, None)
+                    }
+                })
+                .collect(),
+            held,
+        }))
+    }
+}
+
+/// The statements a group needs, each prepared on the connection before anything is sent (a
+/// statement still being prepared would send its request after the `COMMIT`).
+struct Statements {
+    lock_session: Statement,
+    session: Statement,
+    app: Option<(Statement, Statement)>,
+    user: Option<(Statement, Statement)>,
+    events: Option<Statement>,
+    held: Option<Statement>,
+    put: Option<Statement>,
+    delete: Option<Statement>,
+}
+
+impl Statements {
+    async fn prepare(
+        client: &Object,
+        turns: &[Planned<'_>],
+    ) -> Result<Self, tokio_postgres::Error> {
+        let any = |test: fn(&Planned<'_>) -> bool| turns.iter().any(test);
+        let prepare = |sql: &'static str| client.prepare_cached(sql);
+        let maybe = |wanted: bool, sql: &'static str| async move {
+            if wanted {
+                Ok(Some(client.prepare_cached(sql).await?))
+            } else {
+                Ok::<_, tokio_postgres::Error>(None)
+            }
+        };
+        let pair = |wanted: bool, lock: &'static str, write: &'static str| async move {
+            if wanted {
+                Ok(Some((
+                    client.prepare_cached(lock).await?,
+                    client.prepare_cached(write).await?,
+                )))
+            } else {
+                Ok::<_, tokio_postgres::Error>(None)
+            }
+        };
+        Ok(Self {
+            lock_session: prepare(LOCK_SESSION).await?,
+            session: prepare(SESSION).await?,
+            events: maybe(any(|turn| !turn.event_ids.is_empty()), INSERT_EVENTS).await?,
+            put: maybe(
+                any(|turn| turn.records.iter().any(|record| record.2.is_some())),
+                PUT_RECORD,
+            )
+            .await?,
+            delete: maybe(
+                any(|turn| turn.records.iter().any(|record| record.2.is_none())),
+                DELETE_RECORD,
+            )
+            .await?,
+            held: maybe(any(|turn| !turn.held.is_empty()), HELD_MESSAGE).await?,
+            app: pair(any(|turn| turn.app.is_some()), LOCK_APP, APP).await?,
+            user: pair(any(|turn| turn.user.is_some()), LOCK_USER, USER).await?,
+        })
+    }
+}
+
+/// `0..turns.len()` ordered by `key`, turns with equal keys in the order given.
+fn ordered<'a, K: Ord>(
+    turns: &[Planned<'a>],
+    key: impl Fn(&Planned<'a>) -> Option<K>,
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..turns.len())
+        .filter(|&index| key(&turns[index]).is_some())
+        .collect();
+    order.sort_by_key(|&index| key(&turns[index]));
+    order
+}
+
+/// Sends `turns` as one transaction on `client`: `BEGIN`, each turn's checked writes, and
+/// `COMMIT`, in one round trip. Every turn is committed, or none.
+///
+/// The writes go in the locking transaction's order, phase by phase: every session's row
+/// (sessions ordered by key), with its events, records and held messages; then every app's
+/// row, then every user's, each ordered by key. Two transactions that lock rows in this order
+/// never wait for each other in a cycle, whatever turns they carry. Writes to one row keep
+/// the order of `turns`, so two commits of one session apply as if sent one after the other.
+pub(super) async fn send(client: &Object, turns: &[Turn<'_>]) -> Sent {
+    let mut planned = Vec::with_capacity(turns.len());
+    for (index, turn) in turns.iter().enumerate() {
+        match Planned::of(turn) {
+            Ok(Some(turn)) => planned.push(turn),
+            Ok(None) => return Sent::Refused(index),
+            Err(error) => return Sent::Failed(index, error),
+        }
+    }
+    let statements = match Statements::prepare(client, &planned).await {
+        Ok(statements) => statements,
+        // Nothing was sent yet.
+        Err(error) => return Sent::RolledBack(error),
+    };
+    let statements = &statements;
+
+    // Each request and the turn it belongs to (`None`: the group's, or a lock shared by turns).
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut owners: Vec<Option<usize>> = Vec::new();
+    macro_rules! push {
+        ($owner:expr, $request:expr $(,)?) => {{
+            let request: Pending<'_> = $request;
+            pending.push(request);
+            owners.push($owner);
+        }};
+    }
+    push!(
+        None,
+        Box::pin(async { client.batch_execute("BEGIN").await.map(|()| 0) }),
+    );
+    let mut locked = None;
+    for index in ordered(&planned, |turn| {
+        Some((turn.app_name, turn.user_id, turn.id))
+    }) {
+        let turn = &planned[index];
+        let row = (&turn.app_name, &turn.user_id, &turn.id);
+        if locked != Some(row) {
+            locked = Some(row);
+            let params: [&(dyn ToSql + Sync); 3] = [row.0, row.1, row.2];
+            push!(
+                None,
+                Box::pin(client.execute_raw(&statements.lock_session, params))
+            );
+        }
+        let session = &turn.session;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            row.0,
+            row.1,
+            row.2,
+            &session.removed,
+            &session.set,
+            &session.names,
+            &session.expected,
+        ];
+        push!(
+            Some(index),
+            Box::pin(client.execute_raw(&statements.session, params))
+        );
+        if let (Some(statement), false) = (&statements.events, turn.event_ids.is_empty()) {
+            let params: [&(dyn ToSql + Sync); 7] = [
+                &turn.event_ids,
+                row.0,
+                row.1,
+                row.2,
+                &turn.invocations,
+                &turn.micros,
+                &turn.event_data,
+            ];
+            push!(Some(index), Box::pin(client.execute_raw(statement, params)));
+        }
+        for (thread, record_key, version, json) in &turn.records {
+            let mut params: Vec<&(dyn ToSql + Sync)> =
+                vec![row.0, row.1, row.2, thread, record_key];
+            let statement = if let (Some(version), Some(json)) = (version, json) {
+                params.push(version);
+                params.push(json);
+                &statements.put
+            } else {
+                &statements.delete
+            };
+            if let Some(statement) = statement {
+                push!(Some(index), Box::pin(client.execute_raw(statement, params)));
+            }
+        }
+        if let Some(statement) = &statements.held {
+            for held in &turn.held {
+                let params: [&(dyn ToSql + Sync); 7] = [
+                    &held.scope.app,
+                    &held.scope.user,
+                    &held.scope.session,
+                    &held.scope.thread,
+                    &held.id,
+                    &held.turn,
+                    &held.record,
+                ];
+                push!(Some(index), Box::pin(client.execute_raw(statement, params)));
+            }
+        }
+    }
+    if let Some((lock, write)) = &statements.app {
+        let mut locked = None;
+        for index in ordered(&planned, |turn| turn.app.as_ref().map(|_| turn.app_name)) {
+            let turn = &planned[index];
+            if locked != Some(&turn.app_name) {
+                locked = Some(&turn.app_name);
+                let params: [&(dyn ToSql + Sync); 1] = [&turn.app_name];
+                push!(None, Box::pin(client.execute_raw(lock, params)));
+            }
+            if let Some(app) = &turn.app {
+                let params: [&(dyn ToSql + Sync); 5] = [
+                    &turn.app_name,
+                    &app.removed,
+                    &app.set,
+                    &app.names,
+                    &app.expected,
+                ];
+                push!(Some(index), Box::pin(client.execute_raw(write, params)));
+            }
+        }
+    }
+    if let Some((lock, write)) = &statements.user {
+        let mut locked = None;
+        for index in ordered(&planned, |turn| {
+            turn.user.as_ref().map(|_| (turn.app_name, turn.user_id))
+        }) {
+            let turn = &planned[index];
+            let row = (&turn.app_name, &turn.user_id);
+            if locked != Some(row) {
+                locked = Some(row);
+                let params: [&(dyn ToSql + Sync); 2] = [row.0, row.1];
+                push!(None, Box::pin(client.execute_raw(lock, params)));
+            }
+            if let Some(user) = &turn.user {
+                let params: [&(dyn ToSql + Sync); 6] = [
+                    row.0,
+                    row.1,
+                    &user.removed,
+                    &user.set,
+                    &user.names,
+                    &user.expected,
+                ];
+                push!(Some(index), Box::pin(client.execute_raw(write, params)));
+            }
+        }
+    }
+    // After an error, PostgreSQL answers `COMMIT` by rolling back.
+    push!(
+        None,
+        Box::pin(async { client.batch_execute("COMMIT").await.map(|()| 0) }),
+    );
+
+    let results = in_order(pending).await;
+    outcome(results, &owners)
+}
+
+/// What the answers to a group's requests say: the first error decides (every request after
+/// it was skipped, and the `COMMIT` rolled back).
+fn outcome(results: Vec<Result<u64, tokio_postgres::Error>>, owners: &[Option<usize>]) -> Sent {
+    let last = results.len().saturating_sub(1);
+    for (position, result) in results.into_iter().enumerate() {
+        let Err(error) = result else { continue };
+        // A failure of the connection, or of the `COMMIT` itself: not known to be rolled back.
+        if error.as_db_error().is_none() || position == last {
+            return Sent::Unknown(error);
+        }
+        let code = error.code();
+        return match owners[position] {
+            // A checked write found no row to write.
+            Some(index) if code == Some(&SqlState::DIVISION_BY_ZERO) => Sent::Refused(index),
+            // Class 40 (a deadlock broken, a serialization failure) is no turn's doing.
+            Some(index) if !code.is_some_and(|code| code.code().starts_with("40")) => {
+                Sent::Failed(index, db(OPERATION)(error))
+            }
+            _ => Sent::RolledBack(error),
+        };
+    }
+    Sent::Committed
 }
 
 /// Commits `commit`, with the turn's `held` assistant messages, in one round trip if it can be
@@ -188,203 +572,10 @@ pub(super) async fn one_round_trip(
     commit: &TurnCommit,
     held: &[HeldWrite],
 ) -> Result<bool, SessionStoreError> {
-    let operation = "committing a turn";
-    let (Some(session), Some(app), Some(user)) = (
-        ScopeWrites::of(&commit.session),
-        ScopeWrites::of(&commit.app),
-        ScopeWrites::of(&commit.user),
-    ) else {
-        return Ok(false);
-    };
-    // Every statement is prepared before anything is sent: a statement still being prepared
-    // would send its request after the `COMMIT`.
-    let prepare =
-        |sql: &'static str| async move { client.prepare_cached(sql).await.map_err(db(operation)) };
-    let session_statements = (prepare(LOCK_SESSION).await?, prepare(SESSION).await?);
-    let app_statements = if commit.app.is_empty() {
-        None
-    } else {
-        Some((prepare(LOCK_APP).await?, prepare(APP).await?))
-    };
-    let user_statements = if commit.user.is_empty() {
-        None
-    } else {
-        Some((prepare(LOCK_USER).await?, prepare(USER).await?))
-    };
-    let events_statement = if commit.events.is_empty() {
-        None
-    } else {
-        Some(
-            client
-                .prepare_cached(INSERT_EVENTS)
-                .await
-                .map_err(db(operation))?,
-        )
-    };
-    let held_statement = if held.is_empty() {
-        None
-    } else {
-        Some(
-            client
-                .prepare_cached(HELD_MESSAGE)
-                .await
-                .map_err(db(operation))?,
-        )
-    };
-    let held_rows = held
-        .iter()
-        .map(|write| HeldRow::of(&write.ctx, &write.message))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut record_statements = Vec::with_capacity(commit.middleware.len());
-    for write in &commit.middleware {
-        let sql = match write {
-            MiddlewareStateWrite::Put(_) => PUT_RECORD,
-            MiddlewareStateWrite::Delete { .. } => DELETE_RECORD,
-        };
-        record_statements.push(client.prepare_cached(sql).await.map_err(db(operation))?);
+    match send(client, &[Turn { key, commit, held }]).await {
+        Sent::Committed => Ok(true),
+        Sent::Refused(_) => Ok(false),
+        Sent::Failed(_, error) => Err(error),
+        Sent::RolledBack(error) | Sent::Unknown(error) => Err(db(OPERATION)(error)),
     }
-
-    let (app_name, user_id, id) = (key.app.as_str(), key.user.as_str(), key.session.as_str());
-    let session_set = Json(&session.set);
-    let app_set = Json(&app.set);
-    let user_set = Json(&user.set);
-    let event_ids: Vec<&str> = commit
-        .events
-        .iter()
-        .map(|event| event.id.as_str())
-        .collect();
-    let invocations: Vec<&str> = commit
-        .events
-        .iter()
-        .map(|event| event.invocation_id.as_str())
-        .collect();
-    let micros: Vec<i64> = commit
-        .events
-        .iter()
-        .map(|event| event.timestamp.as_microsecond())
-        .collect();
-    let event_data: Vec<Json<Value>> = commit
-        .events
-        .iter()
-        .map(|event| Json(event.to_adk_json()))
-        .collect();
-    let records: Vec<RecordParams<'_>> = commit
-        .middleware
-        .iter()
-        .map(|write| match write {
-            MiddlewareStateWrite::Put(record) => (
-                thread_column(&record.scope),
-                record.key.as_str(),
-                Some(i64::from(record.version)),
-                Some(Json(&record.json)),
-            ),
-            MiddlewareStateWrite::Delete { scope, key } => {
-                (thread_column(scope), key.as_str(), None, None)
-            }
-        })
-        .collect();
-
-    let session_params: [&(dyn ToSql + Sync); 7] = [
-        &app_name,
-        &user_id,
-        &id,
-        &session.removed,
-        &session_set,
-        &session.names,
-        &session.expected,
-    ];
-    let events_params: [&(dyn ToSql + Sync); 7] = [
-        &event_ids,
-        &app_name,
-        &user_id,
-        &id,
-        &invocations,
-        &micros,
-        &event_data,
-    ];
-    let record_params: Vec<Vec<&(dyn ToSql + Sync)>> = records
-        .iter()
-        .map(|(thread, record_key, version, json)| {
-            let mut params: Vec<&(dyn ToSql + Sync)> =
-                vec![&app_name, &user_id, &id, thread, record_key];
-            if let (Some(version), Some(json)) = (version, json) {
-                params.push(version);
-                params.push(json);
-            }
-            params
-        })
-        .collect();
-    let held_params: Vec<[&(dyn ToSql + Sync); 7]> = held_rows
-        .iter()
-        .map(|row| -> [&(dyn ToSql + Sync); 7] {
-            [
-                &row.scope.app,
-                &row.scope.user,
-                &row.scope.session,
-                &row.scope.thread,
-                &row.id,
-                &row.turn,
-                &row.record,
-            ]
-        })
-        .collect();
-    let app_params: [&(dyn ToSql + Sync); 5] =
-        [&app_name, &app.removed, &app_set, &app.names, &app.expected];
-    let user_params: [&(dyn ToSql + Sync); 6] = [
-        &app_name,
-        &user_id,
-        &user.removed,
-        &user_set,
-        &user.names,
-        &user.expected,
-    ];
-    // The pipeline, in the locking transaction's order: the session's row, its events, records
-    // and held messages, then the app's and the user's rows.
-    let mut pending: Vec<Pending<'_>> = Vec::with_capacity(9 + records.len() + held_params.len());
-    pending.push(Box::pin(async {
-        client.batch_execute("BEGIN").await.map(|()| 0)
-    }));
-    pending.push(Box::pin(
-        client.execute(&session_statements.0, &session_params[..3]),
-    ));
-    pending.push(Box::pin(
-        client.execute(&session_statements.1, &session_params),
-    ));
-    if let Some(statement) = &events_statement {
-        pending.push(Box::pin(client.execute(statement, &events_params)));
-    }
-    for (statement, params) in record_statements.iter().zip(&record_params) {
-        pending.push(Box::pin(client.execute(statement, params)));
-    }
-    if let Some(statement) = &held_statement {
-        for params in &held_params {
-            pending.push(Box::pin(client.execute(statement, params)));
-        }
-    }
-    if let Some((lock, write)) = &app_statements {
-        pending.push(Box::pin(client.execute(lock, &app_params[..1])));
-        pending.push(Box::pin(client.execute(write, &app_params)));
-    }
-    if let Some((lock, write)) = &user_statements {
-        pending.push(Box::pin(client.execute(lock, &user_params[..2])));
-        pending.push(Box::pin(client.execute(write, &user_params)));
-    }
-    // After an error, PostgreSQL answers `COMMIT` by rolling back.
-    pending.push(Box::pin(async {
-        client.batch_execute("COMMIT").await.map(|()| 0)
-    }));
-
-    let results = in_order(pending).await;
-    let mut refused = false;
-    for result in results {
-        match result {
-            Ok(_) => {}
-            // A checked write found no row to write: nothing was applied.
-            Err(error) if error.code() == Some(&SqlState::DIVISION_BY_ZERO) => refused = true,
-            // Skipped because an earlier statement failed.
-            Err(error) if error.code() == Some(&SqlState::IN_FAILED_SQL_TRANSACTION) => {}
-            Err(error) => return Err(db(operation)(error)),
-        }
-    }
-    Ok(!refused)
 }

@@ -37,6 +37,18 @@ pub enum PostgresError {
         #[source]
         source: deadpool_postgres::PoolError,
     },
+    /// A group commit (turns committing at once sent as one transaction) lost its connection
+    /// before the server answered its `COMMIT`, or its task ended before it could send it (the
+    /// runtime shut down): whether this turn's commit was applied is not known. A turn alone in
+    /// its group is told the driver's error ([`PostgresError::Postgres`]) instead.
+    #[error(
+        "PostgreSQL failed while committing a group of turns, this one among them; \
+         whether it was applied is not known: {cause}"
+    )]
+    GroupCommit {
+        /// What went wrong: the driver's error and its cause.
+        cause: String,
+    },
     /// The connection string could not be understood.
     #[error(
         "`{url}` is not a PostgreSQL connection string: {source}; \

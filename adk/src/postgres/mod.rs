@@ -79,6 +79,7 @@ mod blob;
 mod checked_writes;
 mod commit;
 mod error;
+mod group;
 mod ledger;
 mod lineage;
 mod options;

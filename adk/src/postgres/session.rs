@@ -4,6 +4,8 @@
 //! commits from many processes are applied one at a time per row, and a stale one is refused
 //! with nothing applied.
 
+use std::sync::Arc;
+
 use deadpool_postgres::{GenericClient, Object, Pool};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
@@ -20,6 +22,7 @@ use crate::storage::CommitPartner;
 
 use super::commit::{DELETE_RECORD, PUT_RECORD, thread_column};
 use super::error::{PostgresError, failed, unavailable};
+use super::group::{Group, Outcome, Queued, put_back};
 use super::options::PostgresOptions;
 use super::schema;
 use super::session_events::{insert_events, read_events};
@@ -166,6 +169,8 @@ pub struct PostgresSessionStore {
     /// The `PostgresStorage`'s partner when the store came from it: its commits then take
     /// the turn's held assistant messages (`storage::held`).
     partner: Option<CommitPartner>,
+    /// Commits queued to be sent together (`group.rs`).
+    group: Arc<Group>,
 }
 
 impl std::fmt::Debug for PostgresSessionStore {
@@ -379,7 +384,11 @@ impl PostgresSessionStore {
             .map_err(db(operation))?
             .map(|row| row.get(0));
         match found.as_deref() {
-            Some("1") => Ok(Self { pool, partner }),
+            Some("1") => Ok(Self {
+                pool,
+                partner,
+                group: Arc::default(),
+            }),
             other => Err(SessionStoreError::backend(
                 PostgresError::AdkSchemaVersion {
                     found: other.unwrap_or("(none)").to_owned(),
@@ -596,31 +605,56 @@ impl SessionStore for PostgresSessionStore {
     async fn commit_turn(
         &self,
         key: &SessionKey,
-        mut commit: TurnCommit,
+        commit: TurnCommit,
     ) -> Result<(), SessionStoreError> {
         commit.check_threads()?;
         let operation = "committing a turn";
-        let mut client = self.client(operation).await?;
         // The turn's assistant messages held for this commit (`storage::held`): written in its
         // transaction when it takes one round trip, and otherwise before the locking one, so
         // a crash never leaves the state committed without the answer that produced it.
+        let writes = self
+            .partner
+            .as_ref()
+            .and_then(|partner| commit.held.for_partner(partner))
+            .map(crate::storage::HeldWrites::take)
+            .unwrap_or_default();
+        // Most commits: the session exists and nothing went stale; one round trip, sent with
+        // the commits of other turns queued meanwhile (`group.rs`, `commit.rs`). The rest take
+        // the locking transaction below.
+        let (mut commit, writes, alone) = if super::commit::takes_one_round_trip(&commit) {
+            let queued = Queued {
+                key: key.clone(),
+                commit,
+                held: writes,
+            };
+            match self.group.commit(&self.pool, queued).await {
+                Outcome::Committed => return Ok(()),
+                Outcome::Refused(queued) => (queued.commit, queued.held, false),
+                Outcome::Alone(queued) => (queued.commit, queued.held, true),
+                Outcome::Failed(queued, error) => {
+                    put_back(self.partner.as_ref(), &queued.commit, queued.held);
+                    return Err(error);
+                }
+                Outcome::Abandoned(error) => return Err(error),
+            }
+        } else {
+            (commit, writes, false)
+        };
+        let mut client = self.client(operation).await?;
+        let committed = if alone {
+            super::commit::one_round_trip(&client, key, &commit, &writes).await
+        } else {
+            Ok(false)
+        };
+        if matches!(committed, Ok(true)) {
+            return Ok(());
+        }
+        put_back(self.partner.as_ref(), &commit, writes);
+        committed?;
         let held = self
             .partner
             .as_ref()
             .and_then(|partner| commit.held.for_partner(partner));
-        let writes = held
-            .map(crate::storage::HeldWrites::take)
-            .unwrap_or_default();
-        // Most commits: the session exists and nothing went stale; one round trip, see
-        // `commit.rs`. The rest take the locking transaction below.
-        let committed = super::commit::one_round_trip(&client, key, &commit, &writes).await;
-        if matches!(committed, Ok(true)) {
-            return Ok(());
-        }
-        if let Some(held) = held {
-            held.put_back(writes);
-        }
-        committed?;
         if let Some(held) = held {
             super::records::write_held_on(&client, held)
                 .await

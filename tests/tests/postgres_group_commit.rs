@@ -1,0 +1,298 @@
+//! The PostgreSQL session store's group commit (issue 33): turns committing at once are sent
+//! as one transaction, so the server flushes its log once for many turns, while each turn is
+//! told its own result: a stale turn is refused with its stale keys and the others of its group
+//! still commit, two commits of one session apply as if one after the other, and a turn
+//! dropped while its commit is queued leaves the others whole.
+//!
+//! Which transaction wrote a row is its `xmin`: rows written by one transaction share it.
+//! The tests run on a one-thread runtime and start their commits in one poll, so the commits
+//! are all queued before the flusher runs.
+//!
+//! Each test uses its own schema in the database named by `ADK_TEST_POSTGRES_URL`; without it
+//! the tests pass without checking anything and say so (see `adk_integration_tests::postgres_database`).
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+
+use adk::ids::ThreadId;
+use adk::postgres::{PostgresSessionStore, tokio_postgres};
+use adk::state::{
+    GetSessionConfig, SessionEvent, SessionKey, SessionStore, SessionStoreError, State, TurnCommit,
+};
+use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+use serde_json::{Map, Value, json};
+
+/// The store and a plain connection to its schema.
+async fn fresh(label: &str) -> Option<(PostgresSessionStore, tokio_postgres::Client)> {
+    let url = test_url()?;
+    let schema = fresh_schema_name(label);
+    let options = fresh_options(label)?.schema(schema.clone()).unwrap();
+    let sessions = PostgresSessionStore::connect_with(options).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("SET search_path = \"{schema}\""))
+        .await
+        .unwrap();
+    Some((sessions, client))
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn keys(count: usize) -> Vec<SessionKey> {
+    (0..count)
+        .map(|n| SessionKey::new("shop", format!("user-{n}"), format!("s-{n}")))
+        .collect()
+}
+
+/// Creates each session, loads it, and returns a commit that sets `turns` to 1,
+/// `app:turn_<n>` to 1 and adds one event.
+async fn one_turn_each(sessions: &PostgresSessionStore, keys: &[SessionKey]) -> Vec<TurnCommit> {
+    let thread = ThreadId::default();
+    let mut commits = Vec::new();
+    for (n, key) in keys.iter().enumerate() {
+        sessions.create_session(key, Map::new()).await.unwrap();
+        let mut state = State::from_loaded(sessions.load_turn(key, &thread).await.unwrap());
+        state.set_value("turns", json!(1)).unwrap();
+        state.set_value(format!("app:turn_{n}"), json!(1)).unwrap();
+        let mut commit = state.to_commit(&thread);
+        commit.events = vec![SessionEvent::new("turn", "agent", jiff::Timestamp::now())];
+        commits.push(commit);
+    }
+    commits
+}
+
+/// How many transactions last wrote the sessions rows of `keys`.
+async fn transactions(client: &tokio_postgres::Client, keys: &[SessionKey]) -> usize {
+    let ids: Vec<&str> = keys.iter().map(|key| key.session.as_str()).collect();
+    let row = client
+        .query_one(
+            "SELECT COUNT(DISTINCT xmin::TEXT) FROM sessions WHERE id = ANY($1)",
+            &[&ids],
+        )
+        .await
+        .unwrap();
+    usize::try_from(row.get::<_, i64>(0)).unwrap()
+}
+
+async fn assert_landed(sessions: &PostgresSessionStore, key: &SessionKey, n: usize) {
+    let session = sessions
+        .get_session_with(key, GetSessionConfig::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(session.state["turns"], json!(1), "session {n}");
+    assert_eq!(session.events.len(), 1, "session {n}: one event");
+    let app = sessions.app_state(&key.app).await.unwrap();
+    assert_eq!(
+        app[&format!("turn_{n}")],
+        json!(1),
+        "app key of session {n}"
+    );
+}
+
+#[tokio::test]
+async fn turns_of_many_sessions_committing_at_once_share_transactions_and_all_land() {
+    let Some((sessions, client)) = fresh("group_many").await else {
+        return;
+    };
+    let keys = keys(40);
+    let commits = one_turn_each(&sessions, &keys).await;
+    let results = join_all(
+        keys.iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    for result in results {
+        result.unwrap();
+    }
+    for (n, key) in keys.iter().enumerate() {
+        assert_landed(&sessions, key, n).await;
+    }
+    let transactions = transactions(&client, &keys).await;
+    assert!(
+        transactions <= keys.len() / 4,
+        "{} turns committed in {transactions} transactions",
+        keys.len()
+    );
+}
+
+#[tokio::test]
+async fn a_stale_turn_in_a_group_is_refused_with_its_stale_keys_while_the_others_commit() {
+    let Some((sessions, client)) = fresh("group_stale").await else {
+        return;
+    };
+    let thread = ThreadId::default();
+    let keys = keys(8);
+    let mut commits = one_turn_each(&sessions, &keys).await;
+    let stale_key = SessionKey::new("shop", "ada", "s-stale");
+    sessions
+        .create_session(&stale_key, object(json!({"app:mode": "a", "step": 0})))
+        .await
+        .unwrap();
+    let mut stale = State::from_loaded(sessions.load_turn(&stale_key, &thread).await.unwrap());
+    let mut first = State::from_loaded(sessions.load_turn(&stale_key, &thread).await.unwrap());
+    first.set_value("app:mode", json!("b")).unwrap();
+    sessions
+        .commit_turn(&stale_key, first.to_commit(&thread))
+        .await
+        .unwrap();
+    stale.set_value("step", json!(1)).unwrap();
+    stale.set_value("app:mode", json!("c")).unwrap();
+    let mut stale_commit = stale.to_commit(&thread);
+    stale_commit.events = vec![SessionEvent::new("turn", "agent", jiff::Timestamp::now())];
+    // The stale turn in the middle of the group: turns before and after it share its transaction.
+    commits.insert(4, stale_commit);
+    let mut all_keys = keys.clone();
+    all_keys.insert(4, stale_key.clone());
+
+    let mut results = join_all(
+        all_keys
+            .iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    let refused = results.remove(4).unwrap_err();
+    assert!(
+        matches!(&refused, SessionStoreError::Stale { keys } if keys == &["app:mode"]),
+        "{refused}"
+    );
+    for result in results {
+        result.unwrap();
+    }
+    for (n, key) in keys.iter().enumerate() {
+        assert_landed(&sessions, key, n).await;
+    }
+    let loaded = sessions.load_turn(&stale_key, &thread).await.unwrap();
+    assert_eq!(loaded.session, object(json!({"step": 0})));
+    assert_eq!(loaded.app["mode"], json!("b"));
+    let stale_session = sessions
+        .get_session_with(&stale_key, GetSessionConfig::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        stale_session.events.is_empty(),
+        "{:?}",
+        stale_session.events
+    );
+    assert!(
+        transactions(&client, &keys).await < keys.len(),
+        "the others still share a transaction"
+    );
+}
+
+#[tokio::test]
+async fn two_commits_of_one_session_in_one_group_apply_as_if_one_after_the_other() {
+    let Some((sessions, _client)) = fresh("group_one_session").await else {
+        return;
+    };
+    let thread = ThreadId::default();
+    let key = SessionKey::new("shop", "ada", "s-1");
+    sessions
+        .create_session(&key, object(json!({"a": 0, "b": 0, "app:n": 0})))
+        .await
+        .unwrap();
+    let load = || async { State::from_loaded(sessions.load_turn(&key, &thread).await.unwrap()) };
+
+    // Different keys: both apply, the second on top of the first.
+    let (mut first, mut second) = (load().await, load().await);
+    first.set_value("a", json!(1)).unwrap();
+    second.set_value("b", json!(1)).unwrap();
+    let mut commits = vec![first.to_commit(&thread), second.to_commit(&thread)];
+    for commit in &mut commits {
+        commit.events = vec![SessionEvent::new("turn", "agent", jiff::Timestamp::now())];
+    }
+    for result in join_all(
+        commits
+            .into_iter()
+            .map(|commit| sessions.commit_turn(&key, commit)),
+    )
+    .await
+    {
+        result.unwrap();
+    }
+    let session = sessions
+        .get_session_with(&key, GetSessionConfig::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(session.state["a"], json!(1));
+    assert_eq!(session.state["b"], json!(1));
+    assert_eq!(session.events.len(), 2);
+
+    // One key, both loaded before either committed: the first queued wins, the second is
+    // refused as stale, in the session's scope and in the app's.
+    let (mut first, mut second) = (load().await, load().await);
+    for (state, value) in [(&mut first, 2), (&mut second, 3)] {
+        state.set_value("a", json!(value)).unwrap();
+        state.set_value("app:n", json!(value)).unwrap();
+    }
+    let results = join_all(
+        [first.to_commit(&thread), second.to_commit(&thread)]
+            .map(|commit| sessions.commit_turn(&key, commit)),
+    )
+    .await;
+    let mut results = results.into_iter();
+    results.next().unwrap().unwrap();
+    let refused = results.next().unwrap().unwrap_err();
+    assert!(
+        matches!(&refused, SessionStoreError::Stale { keys } if keys.contains(&"a".to_owned())),
+        "{refused}"
+    );
+    let loaded = sessions.load_turn(&key, &thread).await.unwrap();
+    assert_eq!(loaded.session["a"], json!(2));
+    assert_eq!(loaded.app["n"], json!(2));
+}
+
+#[tokio::test]
+async fn a_turn_dropped_while_its_commit_is_queued_leaves_the_others_of_its_group_whole() {
+    let Some((sessions, client)) = fresh("group_dropped").await else {
+        return;
+    };
+    let keys = keys(12);
+    let mut commits = one_turn_each(&sessions, &keys).await;
+    // The dropped turn's commit is queued (its first poll) and then its future is dropped,
+    // before the flusher has sent anything.
+    let dropped = commits.remove(0);
+    assert!(
+        sessions
+            .commit_turn(&keys[0], dropped)
+            .now_or_never()
+            .is_none(),
+        "a queued commit waits for the flusher"
+    );
+    let results = join_all(
+        keys[1..]
+            .iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    for result in results {
+        result.unwrap();
+    }
+    for (n, key) in keys.iter().enumerate().skip(1) {
+        assert_landed(&sessions, key, n).await;
+    }
+    // The dropped turn's commit is applied whole (with the others) or not at all.
+    let session = sessions
+        .get_session_with(&keys[0], GetSessionConfig::default())
+        .await
+        .unwrap()
+        .unwrap();
+    let app = sessions.app_state(&keys[0].app).await.unwrap();
+    let applied = session.state.get("turns") == Some(&json!(1));
+    assert_eq!(session.events.len(), usize::from(applied), "{session:?}");
+    assert_eq!(app.get("turn_0") == Some(&json!(1)), applied, "{app:?}");
+    assert!(transactions(&client, &keys[1..]).await < keys.len() - 1);
+}
