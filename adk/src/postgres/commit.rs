@@ -154,31 +154,33 @@ type Pending<'a> = Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error
 
 /// Polls every future to its end, each first poll in the order given. A tokio-postgres call
 /// puts its request on the connection on its first poll, so the requests go out in this order.
+/// The server answers in order, so after the first round only the oldest unfinished future is
+/// polled: a group's hundreds of requests cost each one poll more, not one per answer.
 async fn in_order(mut pending: Vec<Pending<'_>>) -> Vec<Result<u64, tokio_postgres::Error>> {
     let mut results: Vec<Option<Result<u64, tokio_postgres::Error>>> =
         pending.iter().map(|_| None).collect();
-    // The first future not finished yet: the server answers in order, so the ones before it
-    // are not polled again.
+    let mut sent = false;
     let mut first = 0;
     std::future::poll_fn(|cx| {
-        let mut waiting = false;
-        for (future, result) in pending.iter_mut().zip(results.iter_mut()).skip(first) {
-            if result.is_some() {
-                continue;
-            }
-            match future.as_mut().poll(cx) {
-                Poll::Ready(outcome) => *result = Some(outcome),
-                Poll::Pending => waiting = true,
+        if !sent {
+            sent = true;
+            for (future, result) in pending.iter_mut().zip(results.iter_mut()) {
+                if let Poll::Ready(outcome) = future.as_mut().poll(cx) {
+                    *result = Some(outcome);
+                }
             }
         }
-        while results.get(first).is_some_and(Option::is_some) {
+        while let Some(result) = results.get_mut(first) {
+            if result.is_none() {
+                match pending[first].as_mut().poll(cx) {
+                    Poll::Ready(outcome) => *result = Some(outcome),
+                    // Its answer wakes this task; the later ones come after it.
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
             first += 1;
         }
-        if waiting {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
+        Poll::Ready(())
     })
     .await;
     pending.clear();
@@ -207,6 +209,9 @@ pub(super) enum Sent {
     /// missing, a key it writes went stale, a held message's id is taken) or cannot be sent
     /// this way (a merge). The others may be sent again without it.
     Refused(usize),
+    /// Nothing was applied: a check of several turns' writes to one row, folded into one
+    /// statement, failed. Sent again without folding, the failing turn is named.
+    RefusedShared,
     /// Nothing was applied: the turn at this index failed on its own (its statement failed,
     /// or its held message could not be serialized). The others may be sent again without it.
     Failed(usize, SessionStoreError),
@@ -224,9 +229,9 @@ struct Planned<'a> {
     user_id: &'a str,
     id: &'a str,
     session: ScopeWrites,
-    /// `None` when the turn writes nothing of that scope.
-    app: Option<ScopeWrites>,
-    user: Option<ScopeWrites>,
+    /// Whether the turn writes app / user keys.
+    app: bool,
+    user: bool,
     event_ids: Vec<&'a str>,
     invocations: Vec<&'a str>,
     micros: Vec<i64>,
@@ -239,17 +244,9 @@ impl<'a> Planned<'a> {
     /// `Ok(None)` when a write is a merge.
     fn of(turn: &Turn<'a>) -> Result<Option<Self>, SessionStoreError> {
         let (commit, key) = (turn.commit, turn.key);
-        let scope = |writes: &[crate::state::StateWrite]| {
-            if writes.is_empty() {
-                Some(None)
-            } else {
-                ScopeWrites::of(writes).map(Some)
-            }
-        };
-        let (Some(session), Some(app), Some(user)) = (
+        let (true, Some(session)) = (
+            takes_one_round_trip(commit),
             ScopeWrites::of(&commit.session),
-            scope(&commit.app),
-            scope(&commit.user),
         ) else {
             return Ok(None);
         };
@@ -264,8 +261,8 @@ impl<'a> Planned<'a> {
             user_id: key.user.as_str(),
             id: key.session.as_str(),
             session,
-            app,
-            user,
+            app: !commit.app.is_empty(),
+            user: !commit.user.is_empty(),
             event_ids: events.iter().map(|event| event.id.as_str()).collect(),
             invocations: events
                 .iter()
@@ -351,8 +348,8 @@ impl Statements {
             )
             .await?,
             held: maybe(any(|turn| !turn.held.is_empty()), HELD_MESSAGE).await?,
-            app: pair(any(|turn| turn.app.is_some()), LOCK_APP, APP).await?,
-            user: pair(any(|turn| turn.user.is_some()), LOCK_USER, USER).await?,
+            app: pair(any(|turn| turn.app), LOCK_APP, APP).await?,
+            user: pair(any(|turn| turn.user), LOCK_USER, USER).await?,
         })
     }
 }
@@ -369,6 +366,103 @@ fn ordered<'a, K: Ord>(
     order
 }
 
+/// The owner of a statement that carries several turns' writes to one row.
+const SHARED: usize = usize::MAX;
+
+/// One row's write in a group: the row's key, the writes, and the turn they are from
+/// ([`SHARED`]: several turns' writes folded into one).
+struct RowWrite<K> {
+    key: K,
+    writes: ScopeWrites,
+    owner: usize,
+}
+
+/// The writes of one scope (app or user rows), rows in key order and each row's writes in the
+/// turns' order. With `fold`, the writes of several turns to one row are folded into one
+/// statement (see [`folded`]): a group of 64 turns rewrites the app's row once, not 64 times.
+/// `Err(turn)`: that turn cannot be sent (a merge, or a check that fails against the write of
+/// a turn before it in the group).
+fn row_writes<'a, K: Ord + Copy>(
+    planned: &[Planned<'a>],
+    key: impl Fn(&Planned<'a>) -> Option<K>,
+    scope: impl Fn(usize) -> &'a [crate::state::StateWrite],
+    fold: bool,
+) -> Result<Vec<RowWrite<K>>, usize> {
+    let order = ordered(planned, &key);
+    let mut rows = Vec::new();
+    for same_row in order.chunk_by(|&a, &b| key(&planned[a]) == key(&planned[b])) {
+        let Some(row) = same_row.first().and_then(|&index| key(&planned[index])) else {
+            continue;
+        };
+        if fold && same_row.len() > 1 {
+            let writes = folded(same_row.iter().map(|&index| (index, scope(index))))?;
+            rows.push(RowWrite {
+                key: row,
+                writes,
+                owner: SHARED,
+            });
+        } else {
+            for &index in same_row {
+                let writes = ScopeWrites::of(scope(index)).ok_or(index)?;
+                rows.push(RowWrite {
+                    key: row,
+                    writes,
+                    owner: index,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Several turns' writes to one row as one write, applied in the turns' order (the last
+/// change of a key wins). Each turn's expected value of a key is checked against what the
+/// turns before it left when one of them wrote the key (here, as the locking transaction
+/// compares), and otherwise against the stored row (by the statement). `Err(turn)`: that
+/// turn's check fails here, or it merges.
+fn folded<'a>(
+    turns: impl Iterator<Item = (usize, &'a [crate::state::StateWrite])>,
+) -> Result<ScopeWrites, usize> {
+    let mut last: indexmap::IndexMap<&'a str, &'a StateChange> = indexmap::IndexMap::new();
+    let (mut names, mut expected) = (Vec::new(), Vec::new());
+    for (turn, writes) in turns {
+        for write in writes {
+            match last.get(write.name.as_str()) {
+                Some(StateChange::Set(value)) if write.expected.as_ref() == Some(value) => {}
+                Some(StateChange::Delete) if write.expected.is_none() => {}
+                Some(_) => return Err(turn),
+                None => {
+                    names.push(write.name.clone());
+                    expected.push(write.expected.clone().map(Json));
+                }
+            }
+        }
+        for write in writes {
+            if matches!(write.change, StateChange::Merge(_)) {
+                return Err(turn);
+            }
+            last.insert(write.name.as_str(), &write.change);
+        }
+    }
+    let mut removed = Vec::new();
+    let mut set = Map::new();
+    for (name, change) in last {
+        match change {
+            StateChange::Set(value) => {
+                set.insert(name.to_owned(), value.clone());
+            }
+            StateChange::Delete => removed.push(name.to_owned()),
+            StateChange::Merge(_) => {}
+        }
+    }
+    Ok(ScopeWrites {
+        removed,
+        set: Json(set),
+        names,
+        expected,
+    })
+}
+
 /// Sends `turns` as one transaction on `client`: `BEGIN`, each turn's checked writes, and
 /// `COMMIT`, in one round trip. Every turn is committed, or none.
 ///
@@ -377,7 +471,9 @@ fn ordered<'a, K: Ord>(
 /// row, then every user's, each ordered by key. Two transactions that lock rows in this order
 /// never wait for each other in a cycle, whatever turns they carry. Writes to one row keep
 /// the order of `turns`, so two commits of one session apply as if sent one after the other.
-pub(super) async fn send(client: &Object, turns: &[Turn<'_>]) -> Sent {
+/// With `fold`, several turns' writes to one app or user row are one statement ([`folded`]);
+/// when that statement is refused, [`Sent::RefusedShared`] asks for the group again unfolded.
+pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) -> Sent {
     let mut planned = Vec::with_capacity(turns.len());
     for (index, turn) in turns.iter().enumerate() {
         match Planned::of(turn) {
@@ -386,6 +482,22 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>]) -> Sent {
             Err(error) => return Sent::Failed(index, error),
         }
     }
+    let app_rows = row_writes(
+        &planned,
+        |turn| turn.app.then_some(turn.app_name),
+        |index| &turns[index].commit.app,
+        coalesce,
+    );
+    let user_rows = row_writes(
+        &planned,
+        |turn| turn.user.then_some((turn.app_name, turn.user_id)),
+        |index| &turns[index].commit.user,
+        coalesce,
+    );
+    let (app_rows, user_rows) = match (app_rows, user_rows) {
+        (Ok(app), Ok(user)) => (app, user),
+        (Err(index), _) | (_, Err(index)) => return Sent::Refused(index),
+    };
     let statements = match Statements::prepare(client, &planned).await {
         Ok(statements) => statements,
         // Nothing was sent yet.
@@ -478,48 +590,36 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>]) -> Sent {
     }
     if let Some((lock, write)) = &statements.app {
         let mut locked = None;
-        for index in ordered(&planned, |turn| turn.app.as_ref().map(|_| turn.app_name)) {
-            let turn = &planned[index];
-            if locked != Some(&turn.app_name) {
-                locked = Some(&turn.app_name);
-                let params: [&(dyn ToSql + Sync); 1] = [&turn.app_name];
+        for row in &app_rows {
+            if locked != Some(&row.key) {
+                locked = Some(&row.key);
+                let params: [&(dyn ToSql + Sync); 1] = [&row.key];
                 push!(None, Box::pin(client.execute_raw(lock, params)));
             }
-            if let Some(app) = &turn.app {
-                let params: [&(dyn ToSql + Sync); 5] = [
-                    &turn.app_name,
-                    &app.removed,
-                    &app.set,
-                    &app.names,
-                    &app.expected,
-                ];
-                push!(Some(index), Box::pin(client.execute_raw(write, params)));
-            }
+            let app = &row.writes;
+            let params: [&(dyn ToSql + Sync); 5] =
+                [&row.key, &app.removed, &app.set, &app.names, &app.expected];
+            push!(Some(row.owner), Box::pin(client.execute_raw(write, params)));
         }
     }
     if let Some((lock, write)) = &statements.user {
         let mut locked = None;
-        for index in ordered(&planned, |turn| {
-            turn.user.as_ref().map(|_| (turn.app_name, turn.user_id))
-        }) {
-            let turn = &planned[index];
-            let row = (&turn.app_name, &turn.user_id);
-            if locked != Some(row) {
-                locked = Some(row);
-                let params: [&(dyn ToSql + Sync); 2] = [row.0, row.1];
+        for row in &user_rows {
+            if locked != Some(&row.key) {
+                locked = Some(&row.key);
+                let params: [&(dyn ToSql + Sync); 2] = [&row.key.0, &row.key.1];
                 push!(None, Box::pin(client.execute_raw(lock, params)));
             }
-            if let Some(user) = &turn.user {
-                let params: [&(dyn ToSql + Sync); 6] = [
-                    row.0,
-                    row.1,
-                    &user.removed,
-                    &user.set,
-                    &user.names,
-                    &user.expected,
-                ];
-                push!(Some(index), Box::pin(client.execute_raw(write, params)));
-            }
+            let user = &row.writes;
+            let params: [&(dyn ToSql + Sync); 6] = [
+                &row.key.0,
+                &row.key.1,
+                &user.removed,
+                &user.set,
+                &user.names,
+                &user.expected,
+            ];
+            push!(Some(row.owner), Box::pin(client.execute_raw(write, params)));
         }
     }
     // After an error, PostgreSQL answers `COMMIT` by rolling back.
@@ -543,9 +643,13 @@ fn outcome(results: Vec<Result<u64, tokio_postgres::Error>>, owners: &[Option<us
             return Sent::Unknown(error);
         }
         let code = error.code();
+        let refused = code == Some(&SqlState::DIVISION_BY_ZERO);
         return match owners[position] {
+            // Several turns' writes to one row, folded: which turn's check failed is not known.
+            Some(SHARED) if refused => Sent::RefusedShared,
+            Some(SHARED) => Sent::RolledBack(error),
             // A checked write found no row to write.
-            Some(index) if code == Some(&SqlState::DIVISION_BY_ZERO) => Sent::Refused(index),
+            Some(index) if refused => Sent::Refused(index),
             // Class 40 (a deadlock broken, a serialization failure) is no turn's doing.
             Some(index) if !code.is_some_and(|code| code.code().starts_with("40")) => {
                 Sent::Failed(index, db(OPERATION)(error))
@@ -572,9 +676,9 @@ pub(super) async fn one_round_trip(
     commit: &TurnCommit,
     held: &[HeldWrite],
 ) -> Result<bool, SessionStoreError> {
-    match send(client, &[Turn { key, commit, held }]).await {
+    match send(client, &[Turn { key, commit, held }], false).await {
         Sent::Committed => Ok(true),
-        Sent::Refused(_) => Ok(false),
+        Sent::Refused(_) | Sent::RefusedShared => Ok(false),
         Sent::Failed(_, error) => Err(error),
         Sent::RolledBack(error) | Sent::Unknown(error) => Err(db(OPERATION)(error)),
     }

@@ -191,12 +191,16 @@ async fn send_group(pool: &Pool, mut waiting: Vec<Waiting>) {
     let Ok(client) = pool.get().await else {
         return answer_all(waiting, Outcome::Alone);
     };
+    // Several turns' writes to one row go in one statement until such a statement is refused;
+    // then each turn's go in its own, which names the refused turn.
+    let mut fold = true;
     for _ in 0..ATTEMPTS {
         let turns: Vec<Turn<'_>> = waiting.iter().map(|(queued, _)| queued.turn()).collect();
-        let sent = send(&client, &turns).await;
+        let sent = send(&client, &turns, fold).await;
         drop(turns);
         match sent {
             Sent::Committed => return answer_all(waiting, |_| Outcome::Committed),
+            Sent::RefusedShared => fold = false,
             Sent::Refused(index) => {
                 let (queued, sender) = waiting.remove(index);
                 let _ = sender.send(Outcome::Refused(queued));

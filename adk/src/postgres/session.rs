@@ -139,7 +139,8 @@ const LOAD_TURN: &str = "SELECT
 /// rows when it writes them, with `SELECT … FOR UPDATE`, compares the values the turn loaded
 /// with the stored ones and writes, so commits of many processes to one session are applied
 /// one after another and a stale one is refused ([`SessionStoreError::Stale`]) with nothing
-/// applied.
+/// applied. Commits of turns in flight at once through one store (and its clones) are sent
+/// together as one transaction, each turn told its own result (`docs/postgres.md`).
 ///
 /// Get one from a [`PostgresStorage`](super::PostgresStorage) to share its connection pool
 /// ([`PostgresStorage::session_store`](super::PostgresStorage::session_store)), or connect on its own.
