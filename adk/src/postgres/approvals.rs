@@ -45,7 +45,7 @@ pub(super) async fn record_request(
             request.call_id
         )
     };
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let insert = client
         .prepare_cached(
             "INSERT INTO adk_rs_tool_approvals (app_name, user_id, session_id, thread_id, \
@@ -53,7 +53,7 @@ pub(super) async fn record_request(
              ON CONFLICT DO NOTHING RETURNING 1",
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let inserted = client
         .query_opt(
             &insert,
@@ -70,13 +70,13 @@ pub(super) async fn record_request(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     if inserted.is_some() {
         return Ok(None);
     }
     select(&client, &scope, &request.call_id)
         .await
-        .map_err(backend(operation()))
+        .map_err(backend(&operation))
 }
 
 pub(super) async fn pending(
@@ -85,7 +85,7 @@ pub(super) async fn pending(
 ) -> Result<Vec<ApprovalRequest>, StorageError> {
     let scope = Scope::of(ctx);
     let operation = || "listing the pending approvals".to_owned();
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let statement = client
         .prepare_cached(
             "SELECT call_id, turn_id, tool, args, prompt FROM adk_rs_tool_approvals \
@@ -93,14 +93,14 @@ pub(super) async fn pending(
              AND decision IS NULL ORDER BY sequence",
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let rows = client
         .query(
             &statement,
             &[&scope.app, &scope.user, &scope.session, &scope.thread],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     Ok(rows
         .iter()
         .map(|row| {
@@ -123,13 +123,13 @@ pub(super) async fn answer(
 ) -> Result<Answered, StorageError> {
     let scope = Scope::of(ctx);
     let operation = || format!("answering the approval request of call `{call_id}`");
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let update = client
         .prepare_cached(&format!(
             "UPDATE adk_rs_tool_approvals SET decision = $6 WHERE {MATCHES} AND decision IS NULL"
         ))
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let changed = client
         .execute(
             &update,
@@ -143,13 +143,13 @@ pub(super) async fn answer(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     if changed == 1 {
         return Ok(Answered::Recorded);
     }
     let existing = select(&client, &scope, &call_id)
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     Ok(match existing.and_then(|record| record.decision) {
         Some(decision) => Answered::AlreadyAnswered(decision),
         None => Answered::NotFound,

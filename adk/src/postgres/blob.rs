@@ -88,14 +88,14 @@ async fn begin(
     id: String,
 ) -> Result<Upload, StorageError> {
     let operation = || format!("starting to write bytes `{id}`");
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let statement = client
         .prepare_cached(
             "INSERT INTO adk_rs_blobs (app_name, user_id, session_id, thread_id, conduit, id) \
              VALUES ($1, $2, $3, $4, $5, $6) RETURNING key",
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let row = client
         .query_one(
             &statement,
@@ -109,7 +109,7 @@ async fn begin(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     Ok(Upload {
         key: row.get(0),
         id,
@@ -126,18 +126,18 @@ impl Upload {
             return Ok(());
         }
         let operation = || format!("writing bytes `{}`", self.id);
-        let client = pool.get().await.map_err(no_connection(operation()))?;
+        let client = pool.get().await.map_err(no_connection(&operation))?;
         let statement = client
             .prepare_cached(
                 "INSERT INTO adk_rs_blob_chunks (blob_key, sequence, data) VALUES ($1, $2, $3)",
             )
             .await
-            .map_err(backend(operation()))?;
+            .map_err(backend(&operation))?;
         for piece in bytes.chunks(CHUNK_SIZE) {
             client
                 .execute(&statement, &[&self.key, &self.chunk_count, &piece])
                 .await
-                .map_err(backend(operation()))?;
+                .map_err(backend(&operation))?;
             self.chunk_count += 1;
             // A piece is at most CHUNK_SIZE bytes, far below i64::MAX.
             self.byte_length += i64::try_from(piece.len()).unwrap_or(i64::MAX);
@@ -179,8 +179,8 @@ impl Upload {
         conduit: Conduit,
     ) -> Result<(), StorageError> {
         let operation = || format!("finishing bytes `{}`", self.id);
-        let mut client = pool.get().await.map_err(no_connection(operation()))?;
-        let transaction = client.transaction().await.map_err(backend(operation()))?;
+        let mut client = pool.get().await.map_err(no_connection(&operation))?;
+        let transaction = client.transaction().await.map_err(backend(&operation))?;
         let conduit = conduit.column_value();
         // Two writers finishing the same id take turns, so the second removes the first's
         // bytes instead of colliding with them on the one-complete-blob-per-id index.
@@ -198,7 +198,7 @@ impl Upload {
                 ],
             )
             .await
-            .map_err(backend(operation()))?;
+            .map_err(backend(&operation))?;
         // The chunks of the bytes this replaces go with their row (ON DELETE CASCADE).
         transaction
             .execute(
@@ -215,7 +215,7 @@ impl Upload {
                 ],
             )
             .await
-            .map_err(backend(operation()))?;
+            .map_err(backend(&operation))?;
         transaction
             .execute(
                 "UPDATE adk_rs_blobs SET complete = TRUE, byte_length = $1, chunk_count = $2 \
@@ -223,8 +223,8 @@ impl Upload {
                 &[&self.byte_length, &self.chunk_count, &self.key],
             )
             .await
-            .map_err(backend(operation()))?;
-        transaction.commit().await.map_err(backend(operation()))
+            .map_err(backend(&operation))?;
+        transaction.commit().await.map_err(backend(&operation))
     }
 }
 
@@ -254,7 +254,7 @@ impl BlobSource {
     // The key, byte length and chunk count of the bytes stored under the id now.
     async fn current(&self) -> Result<Option<(i64, u64, i64)>, StorageError> {
         let operation = || format!("looking up bytes `{}`", self.id);
-        let client = self.pool.get().await.map_err(no_connection(operation()))?;
+        let client = self.pool.get().await.map_err(no_connection(&operation))?;
         let statement = client
             .prepare_cached(
                 "SELECT key, byte_length, chunk_count FROM adk_rs_blobs \
@@ -262,7 +262,7 @@ impl BlobSource {
                  AND conduit = $5 AND id = $6 AND complete",
             )
             .await
-            .map_err(backend(operation()))?;
+            .map_err(backend(&operation))?;
         let row = client
             .query_opt(
                 &statement,
@@ -276,7 +276,7 @@ impl BlobSource {
                 ],
             )
             .await
-            .map_err(backend(operation()))?;
+            .map_err(backend(&operation))?;
         Ok(row.map(|row| {
             let byte_length: i64 = row.get(1);
             // Lengths are sums of chunk lengths, so never negative.

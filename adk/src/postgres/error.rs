@@ -122,12 +122,39 @@ pub enum PostgresError {
     },
 }
 
+/// What the battery was doing when a call failed, put into words only when it failed: a
+/// string, or a closure that formats one (so a call that succeeds formats nothing).
+pub(super) trait Operation {
+    /// The operation's description.
+    fn describe(self) -> String;
+}
+
+impl Operation for &str {
+    fn describe(self) -> String {
+        self.to_owned()
+    }
+}
+
+impl Operation for String {
+    fn describe(self) -> String {
+        self
+    }
+}
+
+impl<F: FnOnce() -> String> Operation for F {
+    fn describe(self) -> String {
+        self()
+    }
+}
+
 /// A driver error during `operation`.
 pub(super) fn failed(
-    operation: impl Into<String>,
+    operation: impl Operation,
 ) -> impl FnOnce(tokio_postgres::Error) -> PostgresError {
-    let operation = shorten_ids(operation.into());
-    move |source| PostgresError::Postgres { operation, source }
+    move |source| PostgresError::Postgres {
+        operation: shorten_ids(operation.describe()),
+        source,
+    }
 }
 
 /// The longest part of a cause shown in a message, in characters.
@@ -189,24 +216,24 @@ fn pool_cause(error: &deadpool_postgres::PoolError) -> String {
 
 /// A pool error while getting a connection for `operation`.
 pub(super) fn unavailable(
-    operation: impl Into<String>,
+    operation: impl Operation,
 ) -> impl FnOnce(deadpool_postgres::PoolError) -> PostgresError {
-    let operation = shorten_ids(operation.into());
-    move |source| PostgresError::Pool { operation, source }
+    move |source| PostgresError::Pool {
+        operation: shorten_ids(operation.describe()),
+        source,
+    }
 }
 
 /// Shorthand for the common case: a driver error during `operation`, as a storage error.
 pub(super) fn backend(
-    operation: impl Into<String>,
+    operation: impl Operation,
 ) -> impl FnOnce(tokio_postgres::Error) -> crate::storage::StorageError {
-    let failed = failed(operation);
-    move |source| crate::storage::StorageError::backend(failed(source))
+    move |source| crate::storage::StorageError::backend(failed(operation)(source))
 }
 
 /// A pool error while getting a connection for `operation`, as a storage error.
 pub(super) fn no_connection(
-    operation: impl Into<String>,
+    operation: impl Operation,
 ) -> impl FnOnce(deadpool_postgres::PoolError) -> crate::storage::StorageError {
-    let unavailable = unavailable(operation);
-    move |source| crate::storage::StorageError::backend(unavailable(source))
+    move |source| crate::storage::StorageError::backend(unavailable(operation)(source))
 }

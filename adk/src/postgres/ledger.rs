@@ -47,7 +47,7 @@ pub(super) async fn record_intent(
     let scope = Scope::of(ctx);
     let turn_id = ctx.turn_id().as_str();
     let operation = || format!("recording the intent of tool call `{}`", intent.call_id);
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let insert = client
         .prepare_cached(
             "INSERT INTO adk_rs_tool_ledger (app_name, user_id, session_id, thread_id, turn_id, \
@@ -56,7 +56,7 @@ pub(super) async fn record_intent(
              ON CONFLICT DO NOTHING RETURNING 1",
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let inserted = client
         .query_opt(
             &insert,
@@ -74,7 +74,7 @@ pub(super) async fn record_intent(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     if inserted.is_some() {
         return Ok(None);
     }
@@ -84,7 +84,7 @@ pub(super) async fn record_intent(
              FROM adk_rs_tool_ledger WHERE {MATCHES}"
         ))
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let row = client
         .query_one(
             &select,
@@ -98,7 +98,7 @@ pub(super) async fn record_intent(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let effect: String = row.get(3);
     ToolRecord::from_row(
         &intent.call_id,
@@ -121,13 +121,13 @@ pub(super) async fn record_result(
     let scope = Scope::of(ctx);
     let turn_id = ctx.turn_id().as_str();
     let operation = || format!("recording the result of tool call `{call_id}`");
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let update = client
         .prepare_cached(&format!(
             "UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 WHERE {MATCHES}"
         ))
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let (kind, text) = result.to_columns();
     let changed = client
         .execute(
@@ -144,7 +144,7 @@ pub(super) async fn record_result(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     if changed == 0 {
         return Err(StorageError::backend(format!(
             "no tool intent is recorded for call {call_id:?} in this turn, so its result cannot \
@@ -169,7 +169,7 @@ pub(super) async fn mutate_call_with_result(
     let scope = Scope::of(ctx);
     let turn_id = ctx.turn_id().as_str();
     let operation = || format!("recording tool call `{key}` with its ledger result");
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let statement = client
         .prepare_cached(&format!(
             "WITH ledger AS (UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 \
@@ -181,7 +181,7 @@ pub(super) async fn mutate_call_with_result(
             ToolCall::TABLE
         ))
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let (kind, text) = result.to_columns();
     let row = client
         .query_one(
@@ -199,7 +199,7 @@ pub(super) async fn mutate_call_with_result(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let (ledger_rows, call_rows): (i64, i64) = (row.get(0), row.get(1));
     if call_rows == 0 {
         return Err(StorageError::NotFound {

@@ -1,6 +1,6 @@
 //! The six primitives as rows: one table each, the record kept as JSONB, read back through the
 //! primitive's own deserializer. Every statement is parameterized; only the table name, a
-//! constant, is formatted in.
+//! constant, is written into it, when the crate is compiled.
 
 use deadpool_postgres::{Object, Pool};
 use serde::Serialize;
@@ -17,6 +17,11 @@ use super::scope::Scope;
 pub(super) trait Stored: Serialize + DeserializeOwned + Send + Sync + 'static {
     const KIND: Primitive;
     const TABLE: &'static str;
+    /// The statements on [`TABLE`](Self::TABLE), written out once (`statements!`).
+    const FETCH: &'static str;
+    const INSERT: &'static str;
+    const MUTATE: &'static str;
+    const DELETE: &'static str;
     /// Standing instructions are identified by value: storing an equal one again is not a
     /// conflict, it simply does not add a second copy.
     const STORE_IS_IDEMPOTENT: bool = false;
@@ -25,11 +30,44 @@ pub(super) trait Stored: Serialize + DeserializeOwned + Send + Sync + 'static {
     fn key(&self) -> String;
 }
 
+/// A [`Stored`] type's table and the statements on it.
+macro_rules! statements {
+    ($table:literal) => {
+        const TABLE: &'static str = $table;
+        const FETCH: &'static str = concat!(
+            "SELECT id, record FROM ",
+            $table,
+            " WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+             ORDER BY sequence"
+        );
+        const INSERT: &'static str = concat!(
+            "INSERT INTO ",
+            $table,
+            " (app_name, user_id, session_id, thread_id, id, turn_id, record) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (app_name, user_id, session_id, thread_id, id) DO NOTHING"
+        );
+        const MUTATE: &'static str = concat!(
+            "UPDATE ",
+            $table,
+            " SET record = $1, turn_id = $2 \
+             WHERE app_name = $3 AND user_id = $4 AND session_id = $5 AND thread_id = $6 \
+             AND id = $7"
+        );
+        const DELETE: &'static str = concat!(
+            "DELETE FROM ",
+            $table,
+            " WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+             AND id = $5"
+        );
+    };
+}
+
 macro_rules! stored {
     ($record:ty, $kind:expr, $table:literal) => {
         impl Stored for $record {
             const KIND: Primitive = $kind;
-            const TABLE: &'static str = $table;
+            statements!($table);
 
             fn key(&self) -> String {
                 self.id().to_owned()
@@ -46,7 +84,7 @@ stored!(Retrievable, Primitive::Retrievables, "adk_rs_retrievables");
 
 impl Stored for StandingInstruction {
     const KIND: Primitive = Primitive::StandingInstructions;
-    const TABLE: &'static str = "adk_rs_standing_instructions";
+    statements!("adk_rs_standing_instructions");
     const STORE_IS_IDEMPOTENT: bool = true;
 
     fn key(&self) -> String {
@@ -75,23 +113,18 @@ pub(super) async fn fetch<Record: Stored>(
 ) -> Result<Vec<Record>, StorageError> {
     let scope = Scope::of(ctx);
     let operation = || format!("fetching the {} of `{}`", Record::KIND, scope.session);
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let statement = client
-        .prepare_cached(&format!(
-            "SELECT id, record FROM {} \
-             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
-             ORDER BY sequence",
-            Record::TABLE
-        ))
+        .prepare_cached(Record::FETCH)
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let rows = client
         .query(
             &statement,
             &[&scope.app, &scope.user, &scope.session, &scope.thread],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     rows.into_iter()
         .map(|row| {
             let id: String = row.get(0);
@@ -115,7 +148,7 @@ pub(super) async fn store<Record: Stored>(
 ) -> Result<(), StorageError> {
     let key = record.key();
     let json = to_json(&record, &key)?;
-    let operation = format!("storing {} `{key}`", Record::KIND.singular());
+    let operation = || format!("storing {} `{key}`", Record::KIND.singular());
     let client = pool.get().await.map_err(no_connection(operation))?;
     store_on::<Record>(&client, ctx, key, json).await
 }
@@ -133,14 +166,9 @@ async fn store_on<Record: Stored>(
     // One statement is one transaction: an id taken by another process at the same moment
     // makes this insert add nothing rather than fail half-way.
     let statement = client
-        .prepare_cached(&format!(
-            "INSERT INTO {} (app_name, user_id, session_id, thread_id, id, turn_id, record) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) \
-             ON CONFLICT (app_name, user_id, session_id, thread_id, id) DO NOTHING",
-            Record::TABLE
-        ))
+        .prepare_cached(Record::INSERT)
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let inserted = client
         .execute(
             &statement,
@@ -155,7 +183,7 @@ async fn store_on<Record: Stored>(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     if inserted == 0 && !Record::STORE_IS_IDEMPOTENT {
         return Err(StorageError::Conflict {
             kind: Record::KIND,
@@ -175,17 +203,12 @@ pub(super) async fn mutate<Record: Stored>(
     let scope = Scope::of(ctx);
     let turn_id = ctx.turn_id().as_str();
     let operation = || format!("mutating {} `{key}`", Record::KIND.singular());
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     // An UPDATE keeps the row's sequence, so the record keeps its place in fetch order.
     let statement = client
-        .prepare_cached(&format!(
-            "UPDATE {} SET record = $1, turn_id = $2 \
-             WHERE app_name = $3 AND user_id = $4 AND session_id = $5 AND thread_id = $6 \
-             AND id = $7",
-            Record::TABLE
-        ))
+        .prepare_cached(Record::MUTATE)
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     let changed = client
         .execute(
             &statement,
@@ -200,7 +223,7 @@ pub(super) async fn mutate<Record: Stored>(
             ],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     if changed == 0 {
         return Err(StorageError::NotFound {
             kind: Record::KIND,
@@ -217,23 +240,18 @@ pub(super) async fn delete<Record: Stored>(
 ) -> Result<(), StorageError> {
     let scope = Scope::of(ctx);
     let operation = || format!("deleting {} `{key}`", Record::KIND.singular());
-    let client = pool.get().await.map_err(no_connection(operation()))?;
+    let client = pool.get().await.map_err(no_connection(&operation))?;
     let statement = client
-        .prepare_cached(&format!(
-            "DELETE FROM {} \
-             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
-             AND id = $5",
-            Record::TABLE
-        ))
+        .prepare_cached(Record::DELETE)
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     client
         .execute(
             &statement,
             &[&scope.app, &scope.user, &scope.session, &scope.thread, &key],
         )
         .await
-        .map_err(backend(operation()))?;
+        .map_err(backend(&operation))?;
     Ok(())
 }
 
@@ -244,7 +262,7 @@ pub(super) async fn write_held(pool: &Pool, held: &HeldWrites) -> Result<(), Sto
     let client = pool
         .get()
         .await
-        .map_err(no_connection("storing the turn's held messages".to_owned()))?;
+        .map_err(no_connection("storing the turn's held messages"))?;
     write_held_on(&client, held).await
 }
 
