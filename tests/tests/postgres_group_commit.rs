@@ -15,7 +15,8 @@
 use adk::ids::ThreadId;
 use adk::postgres::{PostgresSessionStore, tokio_postgres};
 use adk::state::{
-    GetSessionConfig, SessionEvent, SessionKey, SessionStore, SessionStoreError, State, TurnCommit,
+    GetSessionConfig, SessionEvent, SessionKey, SessionStore, SessionStoreError, State,
+    StateChange, StateWrite, TurnCommit,
 };
 use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
 use futures_util::FutureExt;
@@ -295,4 +296,58 @@ async fn a_turn_dropped_while_its_commit_is_queued_leaves_the_others_of_its_grou
     assert_eq!(session.events.len(), usize::from(applied), "{session:?}");
     assert_eq!(app.get("turn_0") == Some(&json!(1)), applied, "{app:?}");
     assert!(transactions(&client, &keys[1..]).await < keys.len() - 1);
+}
+
+#[tokio::test]
+async fn turns_writing_one_app_row_in_one_group_apply_in_order_each_checked_against_the_ones_before()
+ {
+    let Some((sessions, client)) = fresh("group_folded").await else {
+        return;
+    };
+    let keys = keys(4);
+    for key in &keys {
+        sessions.create_session(key, Map::new()).await.unwrap();
+    }
+    let write = |name: &str, change: StateChange, expected: Option<Value>| StateWrite {
+        name: name.into(),
+        change,
+        expected,
+    };
+    let app = |writes: Vec<StateWrite>| TurnCommit {
+        app: writes,
+        events: vec![SessionEvent::new("turn", "agent", jiff::Timestamp::now())],
+        ..TurnCommit::default()
+    };
+    // Each commit expects what the ones before it in the group leave, as if it had loaded
+    // after them; the last expects what was stored before the group, which the second changed.
+    let commits = [
+        app(vec![write("x", StateChange::Set(json!(1)), None)]),
+        app(vec![
+            write("x", StateChange::Delete, Some(json!(1))),
+            write("y", StateChange::Set(json!(2)), None),
+        ]),
+        app(vec![write("x", StateChange::Set(json!(3)), None)]),
+        app(vec![write("y", StateChange::Set(json!(4)), None)]),
+    ];
+    let mut results = join_all(
+        keys.iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    let refused = results.pop().unwrap().unwrap_err();
+    assert!(
+        matches!(&refused, SessionStoreError::Stale { keys } if keys == &["app:y"]),
+        "{refused}"
+    );
+    for result in results {
+        result.unwrap();
+    }
+    let stored = sessions.app_state(&keys[0].app).await.unwrap();
+    assert_eq!(stored, object(json!({"x": 3, "y": 2})));
+    assert_eq!(
+        transactions(&client, &keys[..3]).await,
+        1,
+        "one transaction"
+    );
 }
