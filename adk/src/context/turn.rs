@@ -237,9 +237,12 @@ impl TurnContext {
         if raw.system_prompt.is_empty_static() {
             return Err(InvalidTurnContext::EmptySystemPrompt);
         }
-        // Checked here, so applying it later cannot fail.
-        let mut probe = State::new();
-        probe.update(raw.state_delta.iter().cloned())?;
+        // Checked here, so applying it later cannot fail (no delta, nothing to check: most
+        // turns bring none, and a probe state costs a few hundred instructions to make and drop).
+        if !raw.state_delta.is_empty() {
+            let mut probe = State::new();
+            probe.update(raw.state_delta.iter().cloned())?;
+        }
         let user_message = raw
             .user_message
             .map(super::raw::UserMessage::into_message)
