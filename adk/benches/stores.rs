@@ -6,9 +6,11 @@
 //! - adk on PostgreSQL twice: with `storage.session_store()` (the assistant message and the
 //!   state commit each flush the server's log) and with `storage.session_store_one_flush()`
 //!   (the message is written in the commit's transaction: one flush a turn);
-//! - raw `tokio-postgres` sending the statements adk sends for such a turn (same pool size), the
-//!   floor for adk's PostgreSQL store, and one autocommit `INSERT` a turn (one flush of the
-//!   server's log, nothing else): the floor for any store that makes a turn durable;
+//! - raw `tokio-postgres` sending the statements adk sends for such a turn, one transaction a
+//!   turn (same pool size): what adk's store did before it grouped concurrent turns into one
+//!   transaction, so adk passes it in flight; and one autocommit `INSERT` a turn (one flush of
+//!   the server's log, nothing else): the floor for a store that makes each turn durable in a
+//!   transaction of its own;
 //! - google-adk 2.13's `DatabaseSessionService` appending the same event (one model message
 //!   carrying the same 3-key delta) on the same kind of database, driven by
 //!   `benches/support/google_adk_turns.py` under the Python named by `ADK_GOOGLE_ADK_PYTHON`.

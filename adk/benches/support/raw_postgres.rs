@@ -1,12 +1,14 @@
-//! The floor for adk's PostgreSQL rows in `benches/stores.rs`: plain `tokio-postgres` on a
+//! The reference for adk's PostgreSQL rows in `benches/stores.rs`: plain `tokio-postgres` on a
 //! deadpool pool of the same size, sending for each turn the statements adk's stores send
 //! (`adk/src/postgres/records.rs`, `session.rs`'s `LOAD_TURN`, `commit.rs`), with the same
 //! values: the turn's one-statement load, then the commit's pipeline (`BEGIN`, the session's
 //! row locked and its checked write, the event, the assistant message the turn held for the
 //! commit, the same lock and write for the app's and the user's rows, `COMMIT`) in one round
 //! trip. What it leaves out is adk itself: the runner, the contexts, the state view, building
-//! the event. [`Raw::flush_round`] is the server's own floor: one autocommit `INSERT` of the
-//! message per turn, one flush of the log each, nothing else.
+//! the event, and grouping: each turn is its own transaction, as adk's store sent them before
+//! it grouped the commits of turns in flight into one transaction (`adk/src/postgres/group.rs`).
+//! [`Raw::flush_round`] is the server's own floor for a transaction a turn: one autocommit
+//! `INSERT` of the message per turn, one flush of the log each, nothing else.
 
 use std::future::Future;
 use std::pin::Pin;
