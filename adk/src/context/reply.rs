@@ -135,13 +135,13 @@ impl TurnContext {
         // The user's message comes first in `messages`, as it would before a dispatch.
         self.admit_user_message();
         self.store_message(message.clone()).await?;
-        self.completed_with = Some(message);
+        self.completed_with = Some(Box::new(message));
         Ok(())
     }
 
     /// The reply a middleware completed the turn with ([`complete_with`](Self::complete_with)),
     /// if one did.
     pub fn completed_with(&self) -> Option<&Message> {
-        self.completed_with.as_ref()
+        self.completed_with.as_deref()
     }
 }

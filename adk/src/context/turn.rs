@@ -150,11 +150,13 @@ pub struct TurnContext {
     /// The caller's state delta, applied by [`Self::apply_caller_delta`].
     caller_delta: Vec<(String, serde_json::Value)>,
     /// The reply a `turn_input` middleware completed the turn with.
-    pub(super) completed_with: Option<Message>,
+    /// Boxed, as `resume` is: both are rare, and inline they would make every turn's context
+    /// (and the turn's future that holds it) larger.
+    pub(super) completed_with: Option<Box<Message>>,
     /// Set by the runner when the dispatch begins: too late to complete with a reply.
     pub(crate) dispatch_started: bool,
     /// Where a resumed turn's dispatch picks up (`TurnRunner::resume`); `None` for a new turn.
-    pub(crate) resume: Option<ResumePoint>,
+    pub(crate) resume: Option<Box<ResumePoint>>,
     pub(crate) shared: Arc<TurnShared>,
 }
 

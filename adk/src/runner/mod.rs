@@ -237,7 +237,7 @@ impl TurnRunner {
             events,
             parts.tool_pipeline.clone(),
         )?;
-        ctx.resume = resume;
+        ctx.resume = resume.map(Box::new);
         // A store that commits to the adapter's database takes the turn's assistant messages
         // into its commit's transaction: one flush for the turn (see `storage::held`).
         // (The context was just made: nothing else holds its shared part yet.)
