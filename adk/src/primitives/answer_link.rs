@@ -60,7 +60,10 @@ impl AnswerLink {
 }
 
 /// The rule every carrier of a link applies: an answer needs an id.
-pub(crate) fn check_link(check: &Checker, link: Option<&AnswerLink>) -> Result<(), PrimitiveError> {
+pub(crate) fn check_link(
+    check: &Checker<'_>,
+    link: Option<&AnswerLink>,
+) -> Result<(), PrimitiveError> {
     match link {
         Some(link) if link.answer_id.is_empty() => {
             Err(check.fail("answer", "must name its answer: the answer id is empty"))

@@ -143,13 +143,15 @@ impl TryFrom<MemoryFields> for Memory {
         }
         check.unit_interval("confidence", fields.confidence)?;
         check.unit_interval("importance", fields.importance)?;
+        let created_at = check.timestamp("created_at", fields.created_at)?;
+        let updated_at = check.timestamp("updated_at", fields.updated_at)?;
         Ok(Self {
             id: fields.id,
             content: fields.content,
             confidence: fields.confidence,
             importance: fields.importance,
-            created_at: check.timestamp("created_at", fields.created_at)?,
-            updated_at: check.timestamp("updated_at", fields.updated_at)?,
+            created_at,
+            updated_at,
         })
     }
 }

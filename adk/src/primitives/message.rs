@@ -276,6 +276,8 @@ impl TryFrom<MessageFields> for Message {
                 ));
             }
         };
+        let created_at = check.timestamp("created_at", fields.created_at)?;
+        let updated_at = check.timestamp("updated_at", fields.updated_at)?;
         let message = Self {
             identity: fields
                 .identity
@@ -285,8 +287,8 @@ impl TryFrom<MessageFields> for Message {
             content: fields.content,
             attachments: fields.attachments,
             answer: fields.answer,
-            created_at: check.timestamp("created_at", fields.created_at)?,
-            updated_at: check.timestamp("updated_at", fields.updated_at)?,
+            created_at,
+            updated_at,
         };
         message.validate()?;
         Ok(message)

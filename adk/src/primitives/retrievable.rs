@@ -339,6 +339,8 @@ impl TryFrom<RetrievableFields> for Retrievable {
 
     fn try_from(fields: RetrievableFields) -> Result<Self, Self::Error> {
         let check = Checker::new(PrimitiveKind::Retrievable, &fields.id);
+        let created_at = check.timestamp("created_at", fields.created_at)?;
+        let updated_at = check.timestamp("updated_at", fields.updated_at)?;
         Self {
             id: fields.id,
             content: fields.content,
@@ -347,8 +349,8 @@ impl TryFrom<RetrievableFields> for Retrievable {
             kind: fields.kind,
             score: fields.score,
             inline: fields.inline,
-            created_at: check.timestamp("created_at", fields.created_at)?,
-            updated_at: check.timestamp("updated_at", fields.updated_at)?,
+            created_at,
+            updated_at,
         }
         .validate()
     }

@@ -229,6 +229,8 @@ impl TryFrom<ThoughtFields> for Thought {
                 ));
             }
         };
+        let created_at = check.timestamp("created_at", fields.created_at)?;
+        let updated_at = check.timestamp("updated_at", fields.updated_at)?;
         Ok(Self {
             id: fields.id,
             content,
@@ -238,8 +240,8 @@ impl TryFrom<ThoughtFields> for Thought {
             payload,
             replay_compatibility: fields.replay_compatibility,
             answer: fields.answer,
-            created_at: check.timestamp("created_at", fields.created_at)?,
-            updated_at: check.timestamp("updated_at", fields.updated_at)?,
+            created_at,
+            updated_at,
         })
     }
 }

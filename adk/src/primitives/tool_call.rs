@@ -298,7 +298,10 @@ impl ToolCall {
     }
 }
 
-fn object_arguments(check: &Checker, args: Value) -> Result<Map<String, Value>, PrimitiveError> {
+fn object_arguments(
+    check: &Checker<'_>,
+    args: Value,
+) -> Result<Map<String, Value>, PrimitiveError> {
     match args {
         Value::Object(map) => Ok(map),
         Value::String(text) => match serde_json::from_str::<Value>(&text) {
@@ -404,6 +407,12 @@ impl TryFrom<ToolCallFields> for ToolCall {
     fn try_from(fields: ToolCallFields) -> Result<Self, Self::Error> {
         let check = Checker::new(PrimitiveKind::ToolCall, &fields.id);
         let args = object_arguments(&check, fields.args)?;
+        let created_at = check.timestamp("created_at", fields.created_at)?;
+        let updated_at = check.timestamp("updated_at", fields.updated_at)?;
+        let completed_at = fields
+            .completed_at
+            .map(|stored| check.timestamp("completed_at", stored))
+            .transpose()?;
         Self {
             id: fields.id,
             tool: fields.tool,
@@ -415,12 +424,9 @@ impl TryFrom<ToolCallFields> for ToolCall {
             from_artifact_tool: fields.from_artifact_tool,
             inline: fields.inline,
             answer: fields.answer,
-            created_at: check.timestamp("created_at", fields.created_at)?,
-            updated_at: check.timestamp("updated_at", fields.updated_at)?,
-            completed_at: fields
-                .completed_at
-                .map(|stored| check.timestamp("completed_at", stored))
-                .transpose()?,
+            created_at,
+            updated_at,
+            completed_at,
         }
         .validate()
     }
