@@ -103,8 +103,9 @@ pub struct DispatchContext {
     pub tools: ToolRegistry,
     system_prompt: Tokenizable,
     pub(crate) state: State,
-    /// Tool handlers' state writes, not yet taken into `state` (see `tool_state`).
-    tool_state: Arc<Mutex<Vec<(String, crate::state::StateChange)>>>,
+    /// Tool handlers' state writes, not yet taken into `state` (see `tool_state`); made when
+    /// the first tool call is prepared: a dispatch without tool calls has nothing to take in.
+    tool_state: OnceLock<super::tool_state::Inbox>,
     /// `{turn_id}/dispatch`, made on first use: events and executors ask for it, a mocked
     /// turn with nobody observing never does.
     id: OnceLock<Arc<str>>,
@@ -156,7 +157,7 @@ impl DispatchContext {
             tools: turn.tools.clone(),
             system_prompt: turn.system_prompt().clone(),
             state: turn.state.with_journal(),
-            tool_state: Arc::default(),
+            tool_state: OnceLock::new(),
             // A turn has exactly one dispatch, so the turn's id names it uniquely.
             id: OnceLock::new(),
             iteration: 0,
@@ -230,13 +231,18 @@ impl DispatchContext {
 
     /// Takes the tool handlers' queued state writes into the dispatch's state.
     pub(crate) fn absorb_tool_state(&mut self) {
-        super::tool_state::absorb(&self.tool_state, &mut self.state);
+        if let Some(inbox) = self.tool_state.get() {
+            super::tool_state::absorb(inbox, &mut self.state);
+        }
     }
 
     /// The state link of a tool call prepared now: a copy of the dispatch's state with the
     /// handlers' writes so far, and the inbox for its own.
     pub(crate) fn tool_state_link(&self) -> super::StateLink {
-        super::StateLink::new(self.state.detached(), &self.tool_state)
+        super::StateLink::new(
+            self.state.detached(),
+            self.tool_state.get_or_init(Arc::default),
+        )
     }
 
     /// Fills the state placeholders of the system prompt and standing instructions (fixed text
@@ -501,7 +507,9 @@ impl DispatchContext {
     /// Drops the queued writes: what was persisted stays persisted, the turn never sees it.
     pub(crate) fn discard_queue(&mut self) {
         self.queue.clear();
-        super::tool_state::discard(&self.tool_state);
+        if let Some(inbox) = self.tool_state.get() {
+            super::tool_state::discard(inbox);
+        }
         self.state.discard_journal();
     }
 }

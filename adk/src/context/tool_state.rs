@@ -15,7 +15,7 @@ use crate::primitives::{InvocationState, ToolInvocation, TurnState};
 use crate::state::contention::{MergePolicy, Policy};
 use crate::state::{State, StateChange, StateError, StateKey, StateValue};
 
-type Inbox = Arc<Mutex<Vec<(String, StateChange)>>>;
+pub(crate) type Inbox = Arc<Mutex<Vec<(String, StateChange)>>>;
 
 /// A handler's view of the session state and the inbox its writes go to.
 #[derive(Clone, Debug, Default)]
