@@ -113,7 +113,7 @@ pub struct DispatchContext {
     pub(crate) signal: Signal,
     /// Made by the first `on_ack`: most dispatches register no handler.
     ack_handlers: Option<Arc<Mutex<AckHandlers>>>,
-    pub(crate) queue: Vec<Delta>,
+    pub(crate) queue: super::write_queue::Queue,
     pub(crate) pipeline_failure: Option<TurnError>,
     // Failures after the first in one pipeline walk (from the post-steps of upstream
     // middleware): reported as events after the one that ended the dispatch.
@@ -163,7 +163,7 @@ impl DispatchContext {
             iteration: 0,
             signal: Signal::Pending,
             ack_handlers: None,
-            queue: Vec::new(),
+            queue: super::write_queue::Queue::default(),
             pipeline_failure: None,
             later_failures: Vec::new(),
             abort: AbortState::for_dispatch(),
@@ -498,7 +498,7 @@ impl DispatchContext {
     /// Applies the queued writes to the turn, in the order they were made.
     pub(crate) fn flush_into(&mut self, turn: &mut TurnContext) {
         self.absorb_tool_state();
-        for delta in self.queue.drain(..) {
+        for delta in self.queue.drain() {
             delta.apply(turn.collections_mut());
         }
         self.state.flush_journal_into(&mut turn.state);

@@ -31,6 +31,39 @@ pub(crate) enum Delta {
     },
 }
 
+/// The changes a dispatch queued for its turn, in the order they were made: the first held
+/// inline, as most dispatches make one write (the answer) or none, the rest in a vector.
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    first: Option<Delta>,
+    rest: Vec<Delta>,
+}
+
+impl Queue {
+    pub(crate) fn push(&mut self, delta: Delta) {
+        if self.first.is_none() {
+            // `rest` is empty whenever `first` is: both are emptied together.
+            self.first = Some(delta);
+        } else {
+            self.rest.push(delta);
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+
+    /// Empties the queue, yielding its changes in order.
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Delta> + '_ {
+        self.first.take().into_iter().chain(self.rest.drain(..))
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.first = None;
+        self.rest.clear();
+    }
+}
+
 /// The collections a change can be applied to: both contexts have them.
 pub(crate) struct CollectionsMut<'a> {
     pub(crate) standing_instructions: &'a mut Vec<StandingInstruction>,
@@ -133,5 +166,43 @@ impl Delta {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deleted(id: &str) -> Delta {
+        Delta::Message(Change::Delete(id.to_owned()))
+    }
+
+    fn ids(queue: &mut Queue) -> Vec<String> {
+        queue
+            .drain()
+            .map(|delta| match delta {
+                Delta::Message(Change::Delete(id)) => id,
+                other => panic!("unexpected change {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_queue_yields_its_changes_in_the_order_they_were_made_and_is_empty_after() {
+        let mut queue = Queue::default();
+        for id in ["a", "b", "c"] {
+            queue.push(deleted(id));
+        }
+        assert_eq!(queue.len(), 3);
+        assert_eq!(ids(&mut queue), ["a", "b", "c"]);
+        assert_eq!(queue.len(), 0);
+        queue.push(deleted("d"));
+        assert_eq!(ids(&mut queue), ["d"]);
+        queue.push(deleted("e"));
+        queue.push(deleted("f"));
+        queue.clear();
+        assert_eq!(queue.len(), 0);
+        queue.push(deleted("g"));
+        assert_eq!(ids(&mut queue), ["g"]);
     }
 }
