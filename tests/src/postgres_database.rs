@@ -74,3 +74,22 @@ pub fn fresh_options(label: &str) -> Option<PostgresOptions> {
         .unwrap_or_else(|error| panic!("{error}"));
     Some(options)
 }
+
+/// A plain `tokio-postgres` connection to the test database whose search path is `schema`, for
+/// tests that read what a store wrote.
+///
+/// # Panics
+///
+/// When the server cannot be reached or the search path cannot be set.
+pub async fn schema_client(url: &str, schema: &str) -> adk::postgres::tokio_postgres::Client {
+    use adk::postgres::tokio_postgres;
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|error| panic!("connecting to the test database: {error}"));
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("SET search_path = \"{schema}\""))
+        .await
+        .unwrap_or_else(|error| panic!("setting the search path to {schema}: {error}"));
+    client
+}

@@ -18,7 +18,9 @@ use adk::state::{
     GetSessionConfig, SessionEvent, SessionKey, SessionStore, SessionStoreError, State,
     StateChange, StateWrite, TurnCommit,
 };
-use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
+use adk_integration_tests::postgres_database::{
+    fresh_options, fresh_schema_name, schema_client, test_url,
+};
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
@@ -29,14 +31,7 @@ async fn fresh(label: &str) -> Option<(PostgresSessionStore, tokio_postgres::Cli
     let schema = fresh_schema_name(label);
     let options = fresh_options(label)?.schema(schema.clone()).unwrap();
     let sessions = PostgresSessionStore::connect_with(options).await.unwrap();
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("SET search_path = \"{schema}\""))
-        .await
-        .unwrap();
+    let client = schema_client(&url, &schema).await;
     Some((sessions, client))
 }
 

@@ -16,7 +16,9 @@ use adk::postgres::{PostgresStorage, tokio_postgres};
 use adk::primitives::Message;
 use adk::runner::TurnStatus;
 use adk::storage::{StorageAdapter, StorageContext};
-use adk_integration_tests::postgres_database::{fresh_options, fresh_schema_name, test_url};
+use adk_integration_tests::postgres_database::{
+    fresh_options, fresh_schema_name, schema_client, test_url,
+};
 use serde_json::json;
 
 /// The storage, the session store it hands out, a plain connection to their schema, and the
@@ -26,14 +28,7 @@ async fn fresh(label: &str) -> Option<(PostgresStorage, TurnRunnerParts)> {
     let schema = fresh_schema_name(label);
     let options = fresh_options(label)?.schema(schema.clone()).unwrap();
     let storage = PostgresStorage::connect_with(options).await.unwrap();
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("SET search_path = \"{schema}\""))
-        .await
-        .unwrap();
+    let client = schema_client(&url, &schema).await;
     Some((storage, TurnRunnerParts { client }))
 }
 

@@ -104,6 +104,25 @@ struct ScopeWrites {
     expected: Vec<Option<Json<Value>>>,
 }
 
+/// The last change of each key as the statement takes them: the keys removed and the values
+/// set. `None` when a change is a merge.
+fn removed_and_set(
+    last: indexmap::IndexMap<&str, &StateChange>,
+) -> Option<(Vec<String>, Map<String, Value>)> {
+    let mut removed = Vec::new();
+    let mut set = Map::new();
+    for (name, change) in last {
+        match change {
+            StateChange::Set(value) => {
+                set.insert(name.to_owned(), value.clone());
+            }
+            StateChange::Delete => removed.push(name.to_owned()),
+            StateChange::Merge(_) => return None,
+        }
+    }
+    Some((removed, set))
+}
+
 impl ScopeWrites {
     /// `None` when a write is a merge: a merge is applied to the value read under the row's
     /// lock, which the locking transaction does.
@@ -112,17 +131,7 @@ impl ScopeWrites {
         for write in writes {
             last.insert(write.name.as_str(), &write.change);
         }
-        let mut removed = Vec::new();
-        let mut set = Map::new();
-        for (name, change) in last {
-            match change {
-                StateChange::Set(value) => {
-                    set.insert(name.to_owned(), value.clone());
-                }
-                StateChange::Delete => removed.push(name.to_owned()),
-                StateChange::Merge(_) => return None,
-            }
-        }
+        let (removed, set) = removed_and_set(last)?;
         Some(Self {
             removed,
             set: Json(set),
@@ -444,17 +453,8 @@ fn folded<'a>(
             last.insert(write.name.as_str(), &write.change);
         }
     }
-    let mut removed = Vec::new();
-    let mut set = Map::new();
-    for (name, change) in last {
-        match change {
-            StateChange::Set(value) => {
-                set.insert(name.to_owned(), value.clone());
-            }
-            StateChange::Delete => removed.push(name.to_owned()),
-            StateChange::Merge(_) => {}
-        }
-    }
+    // A merge returned `Err(turn)` above: none is left in `last`.
+    let (removed, set) = removed_and_set(last).unwrap_or_default();
     Ok(ScopeWrites {
         removed,
         set: Json(set),
