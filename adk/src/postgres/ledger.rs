@@ -4,6 +4,8 @@
 //! the row another process committed); the result is one `UPDATE`, or, with the call's own
 //! tool-call write, one statement updating both rows (one round trip, one transaction).
 
+use std::sync::LazyLock;
+
 use deadpool_postgres::Pool;
 use tokio_postgres::types::Json;
 
@@ -36,8 +38,41 @@ CREATE TABLE adk_rs_tool_ledger (
 );
 ";
 
-const MATCHES: &str = "app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
-                       AND turn_id = $5 AND call_id = $6";
+/// The `WHERE` clause naming one call's row, as a literal so the statements below are built by
+/// `concat!` at compile time rather than formatted on every call.
+macro_rules! matches_call {
+    () => {
+        "app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+         AND turn_id = $5 AND call_id = $6"
+    };
+}
+
+const SELECT_CALL: &str = concat!(
+    "SELECT tool, checksum, idempotency_key, effect, result_kind, result_text \
+     FROM adk_rs_tool_ledger WHERE ",
+    matches_call!()
+);
+
+const SETTLE: &str = concat!(
+    "UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 WHERE ",
+    matches_call!()
+);
+
+/// The result and the call's own tool-call write in one statement. It names the tool calls'
+/// table through `ToolCall::TABLE`, which `concat!` cannot read, so it is formatted once per
+/// process.
+static SETTLE_WITH_CALL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH ledger AS (UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 \
+         WHERE {} RETURNING 1), \
+         call AS (UPDATE {} SET record = $9, turn_id = $5 \
+         WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
+         AND id = $6 RETURNING 1) \
+         SELECT (SELECT count(*) FROM ledger), (SELECT count(*) FROM call)",
+        matches_call!(),
+        ToolCall::TABLE
+    )
+});
 
 pub(super) async fn record_intent(
     pool: &Pool,
@@ -79,10 +114,7 @@ pub(super) async fn record_intent(
         return Ok(None);
     }
     let select = client
-        .prepare_cached(&format!(
-            "SELECT tool, checksum, idempotency_key, effect, result_kind, result_text \
-             FROM adk_rs_tool_ledger WHERE {MATCHES}"
-        ))
+        .prepare_cached(SELECT_CALL)
         .await
         .map_err(backend(&operation))?;
     let row = client
@@ -123,9 +155,7 @@ pub(super) async fn record_result(
     let operation = || format!("recording the result of tool call `{call_id}`");
     let client = pool.get().await.map_err(no_connection(&operation))?;
     let update = client
-        .prepare_cached(&format!(
-            "UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 WHERE {MATCHES}"
-        ))
+        .prepare_cached(SETTLE)
         .await
         .map_err(backend(&operation))?;
     let (kind, text) = result.to_columns();
@@ -171,15 +201,7 @@ pub(super) async fn mutate_call_with_result(
     let operation = || format!("recording tool call `{key}` with its ledger result");
     let client = pool.get().await.map_err(no_connection(&operation))?;
     let statement = client
-        .prepare_cached(&format!(
-            "WITH ledger AS (UPDATE adk_rs_tool_ledger SET result_kind = $7, result_text = $8 \
-             WHERE {MATCHES} RETURNING 1), \
-             call AS (UPDATE {} SET record = $9, turn_id = $5 \
-             WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id = $4 \
-             AND id = $6 RETURNING 1) \
-             SELECT (SELECT count(*) FROM ledger), (SELECT count(*) FROM call)",
-            ToolCall::TABLE
-        ))
+        .prepare_cached(&SETTLE_WITH_CALL)
         .await
         .map_err(backend(&operation))?;
     let (kind, text) = result.to_columns();
