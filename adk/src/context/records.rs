@@ -130,15 +130,17 @@ impl<T: Record> Records<T> {
 
     /// Appends a record whose id is not present.
     pub(super) fn push_new(&mut self, record: T) {
-        let hash = hash_id(record.record_id());
         self.entries.push(record);
         let count = self.entries.len();
         if count == SCANNED_UP_TO + 1 {
             self.rebuild_index();
         } else if count > SCANNED_UP_TO {
+            // Hashed only here: a collection of a few records keeps no index to hash for.
             let entries = &self.entries;
             self.index
-                .insert_unique(hash, count - 1, |&position| hash_at(entries, position));
+                .insert_unique(hash_at(entries, count - 1), count - 1, |&position| {
+                    hash_at(entries, position)
+                });
         }
     }
 
