@@ -76,16 +76,17 @@ fn serialize_id<S: Serializer>(id: &Arc<str>, serializer: S) -> Result<S::Ok, S:
 }
 
 impl Message {
-    /// A message with every part given; created and updated now.
+    /// A message with every part given; created and updated now. The id is kept as given when
+    /// it is an `Arc<str>`, and copied once from a `&str`, `String` or `Box<str>`.
     pub fn new(
-        id: impl Into<String>,
+        id: impl Into<Arc<str>>,
         role: Role,
         content: Option<Tokenizable>,
         attachments: Vec<Media>,
     ) -> Result<Self, PrimitiveError> {
         let now = Timestamp::now();
         let message = Self {
-            id: Arc::from(id.into()),
+            id: id.into(),
             role,
             content,
             attachments,
@@ -100,7 +101,7 @@ impl Message {
 
     /// A user message with text content.
     pub fn user(
-        id: impl Into<String>,
+        id: impl Into<Arc<str>>,
         content: impl Into<Tokenizable>,
     ) -> Result<Self, PrimitiveError> {
         Self::new(id, Role::User, Some(content.into()), Vec::new())
@@ -108,7 +109,7 @@ impl Message {
 
     /// An assistant message with text content.
     pub fn assistant(
-        id: impl Into<String>,
+        id: impl Into<Arc<str>>,
         content: impl Into<Tokenizable>,
     ) -> Result<Self, PrimitiveError> {
         Self::new(id, Role::Assistant, Some(content.into()), Vec::new())
