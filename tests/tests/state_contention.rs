@@ -210,12 +210,91 @@ async fn a_tool_handlers_merges_from_concurrent_turns_all_land(store: SharedSess
     assert_eq!(app_state(&store).await["calls"], json!(2 * TURNS));
 }
 
+/// A run refused as stale stored the user's message before `turn_input`; the runs after it admit
+/// that message (its id too) without storing it again, so the transcript holds the question once
+/// and every run's model sees it once. The first run is beaten deterministically: its executor
+/// has a second runner commit the key between its load and its commit.
+async fn a_retried_turn_stores_the_user_message_once_and_every_run_sees_it_once(
+    store: SharedSessionStore,
+) {
+    const COUNT: StateKey<u64> = adk::state_key!("app:count" => u64);
+    let storage = adk_integration_tests::RecordingStorage::new();
+    let rival = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .session_store(store.clone())
+        .executor(adk::dispatch::executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.state_mut().set(COUNT, 100)?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let rival = Arc::new(rival);
+    let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen_by_runs = Arc::clone(&runs);
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        .session_store(store.clone())
+        .executor(adk::dispatch::executor_fn(
+            move |ctx: &mut DispatchContext| {
+                let rival = Arc::clone(&rival);
+                let runs = Arc::clone(&seen_by_runs);
+                Box::pin(async move {
+                    let questions: Vec<String> = ctx
+                        .messages
+                        .iter()
+                        .filter(|message| message.role() == adk::primitives::Role::User)
+                        .map(|message| message.id().to_owned())
+                        .collect();
+                    let first_run = {
+                        let mut runs = runs.lock().expect("not poisoned");
+                        runs.push(questions);
+                        runs.len() == 1
+                    };
+                    let seen = ctx.state().get(COUNT)?.unwrap_or(0);
+                    if first_run {
+                        let beaten = rival
+                            .run(RawTurnContext::new("rival", "You are a test.").app_name("shop"))
+                            .await?;
+                        assert!(beaten.is_completed(), "{:?}", beaten.status);
+                    }
+                    ctx.state_mut().set(COUNT, seen + 1)?;
+                    ctx.ack()?;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ))
+        .build();
+    let outcome = runner
+        .run_retrying_stale(raw(7), 3)
+        .await
+        .expect("valid input");
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert_eq!(app_state(&store).await["count"], json!(101));
+    let runs = runs.lock().expect("not poisoned").clone();
+    assert_eq!(
+        runs.len(),
+        2,
+        "the first run was refused, the second committed"
+    );
+    let stored_questions: Vec<Message> = storage
+        .messages()
+        .into_iter()
+        .filter(|message| message.role() == adk::primitives::Role::User)
+        .collect();
+    assert_eq!(stored_questions.len(), 1, "{stored_questions:?}");
+    let id = stored_questions[0].id().to_owned();
+    assert_eq!(runs, vec![vec![id.clone()], vec![id]]);
+}
+
 adk_integration_tests::on_every_session_store!("contention":
     a_tool_handlers_merges_from_concurrent_turns_all_land,
     a_shared_app_counter_under_256_concurrent_turns_ends_exact_with_no_turn_refused,
     a_refuse_key_under_the_same_load_refuses_turns_naming_the_key,
     last_writer_wins_union_max_and_a_user_merge_refuse_no_turn_and_keep_every_write,
     a_refused_turn_run_again_on_fresh_state_lands_every_increment,
+    a_retried_turn_stores_the_user_message_once_and_every_run_sees_it_once,
 );
 
 #[test]

@@ -38,6 +38,10 @@ pub struct RawTurnContext {
     /// Set by `TurnRunner::resume` only: the id of the interrupted turn it continues, so the
     /// ledger settles that turn's calls. Every other turn mints a fresh id.
     pub(crate) resumed_turn_id: Option<crate::ids::TurnId>,
+    /// Set by `TurnRunner::run_retrying_stale` only, for the runs after the first: the user
+    /// message (with the id the first run gave it) is stored already, so the turn admits it
+    /// without storing it a second time.
+    pub(crate) user_message_stored: bool,
 }
 
 /// What the user said this turn: text, or a whole [`Message`] (attachments, your own id).
@@ -54,6 +58,13 @@ pub enum UserMessage {
 }
 
 impl UserMessage {
+    /// The same user message with its id fixed: text becomes the message `into_message` would
+    /// make, so every run of the turn (see `TurnRunner::run_retrying_stale`) stores and admits
+    /// one message, not one per run.
+    pub(crate) fn with_fixed_id(self) -> Result<Self, PrimitiveError> {
+        self.into_message().map(Self::Message)
+    }
+
     /// The message the turn stores: text gets a fresh, time-ordered id.
     pub(crate) fn into_message(self) -> Result<Message, PrimitiveError> {
         match self {
@@ -131,6 +142,7 @@ impl RawTurnContext {
             user_message: None,
             state_delta: Vec::new(),
             resumed_turn_id: None,
+            user_message_stored: false,
         }
     }
 

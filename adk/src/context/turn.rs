@@ -147,6 +147,8 @@ pub struct TurnContext {
     system_prompt: Tokenizable,
     pub(crate) state: State,
     user_message: Option<Message>,
+    /// The user message is in storage already (a retry of a refused run): admitted, not stored.
+    user_message_stored: bool,
     /// The caller's state delta, applied by [`Self::apply_caller_delta`].
     caller_delta: Vec<(String, serde_json::Value)>,
     /// The reply a `turn_input` middleware completed the turn with.
@@ -284,6 +286,7 @@ impl TurnContext {
             system_prompt: raw.system_prompt,
             state: State::new(),
             user_message,
+            user_message_stored: raw.user_message_stored,
             caller_delta: raw.state_delta,
             completed_with: None,
             dispatch_started: false,
@@ -330,6 +333,7 @@ impl TurnContext {
     /// Stores the user message before `turn_input`; the runner reports a failure.
     pub(crate) async fn store_user_message(&self) -> Result<(), crate::storage::StorageError> {
         match &self.user_message {
+            Some(_) if self.user_message_stored => Ok(()),
             Some(message) => {
                 let shared = &self.shared;
                 shared

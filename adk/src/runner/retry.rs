@@ -14,10 +14,12 @@ impl TurnRunner {
     ///
     /// A refused run committed nothing to the session store (no state, no session events), but
     /// what it wrote to storage stays there: the user message it stored before `turn_input`,
-    /// and the messages and tool records it stored while it ran. Each retry stores the user
-    /// message again. Retry when the turn is cheap to repeat and its tools are safe to call
-    /// again; for a shared counter or set, declare the key with a merge policy instead
-    /// (`on_conflict = add`), which is never refused. See `docs/state.md`, "Contention".
+    /// and the messages and tool records it stored while it ran. The user message is stored
+    /// once: text gets its id before the first run, and the runs after a refused one admit that
+    /// stored message without storing it again. Retry when the turn is cheap to repeat and its
+    /// tools are safe to call again; for a shared counter or set, declare the key with a merge
+    /// policy instead (`on_conflict = add`), which is never refused. See `docs/state.md`,
+    /// "Contention".
     ///
     /// ```
     /// use adk::prelude::*;
@@ -48,9 +50,14 @@ impl TurnRunner {
     /// As [`run`](Self::run): the raw input was refused before anything ran.
     pub async fn run_retrying_stale(
         &self,
-        raw: RawTurnContext,
+        mut raw: RawTurnContext,
         attempts: u32,
     ) -> Result<TurnOutcome, InvalidTurnContext> {
+        // Every run stores and admits one user message: text gets its id here, once.
+        raw.user_message = raw
+            .user_message
+            .map(crate::context::UserMessage::with_fixed_id)
+            .transpose()?;
         let mut left = attempts.max(1);
         loop {
             left -= 1;
@@ -62,6 +69,9 @@ impl TurnRunner {
             if !stale || left == 0 {
                 return Ok(outcome);
             }
+            // Refused at its commit, after it stored the user message: the next run admits
+            // that message without storing it again.
+            raw.user_message_stored = true;
         }
     }
 }
