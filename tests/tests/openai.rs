@@ -29,10 +29,25 @@ use tokio_util::sync::CancellationToken;
 /// A real LiteLLM proxy (installed from PyPI by `.ci/litellm`) with a scripted model behind it.
 #[path = "openai/litellm.rs"]
 mod litellm;
+/// Media: attachments sent to the model.
+#[path = "openai/media.rs"]
+mod media;
+/// The order of a turn's reports and the closing of started streams.
+#[path = "openai/order.rs"]
+mod order;
+/// Parallel tool calls.
+#[path = "openai/parallel.rs"]
+mod parallel;
 /// The quickstart example, run against that proxy by `litellm`.
 #[path = "../../examples/quickstart.rs"]
 #[allow(dead_code)]
 mod quickstart;
+/// URLs and headers, and how requests are shaped (modes and options).
+#[path = "openai/requests.rs"]
+mod requests;
+/// Retries and timeouts: what is retried, how long it waits, and the overall deadline.
+#[path = "openai/retries.rs"]
+mod retries;
 /// Shapes real servers send (`tests/data/openai/`), caps and the memory they bound.
 #[path = "openai/shapes.rs"]
 mod shapes;
@@ -42,21 +57,6 @@ mod structured;
 /// A turn end to end: text, tool calls, provider errors, stalls, cancellation.
 #[path = "openai/turns.rs"]
 mod turns;
-/// The order of a turn's reports and the closing of started streams.
-#[path = "openai/order.rs"]
-mod order;
-/// Retries and timeouts: what is retried, how long it waits, and the overall deadline.
-#[path = "openai/retries.rs"]
-mod retries;
-/// URLs and headers, and how requests are shaped (modes and options).
-#[path = "openai/requests.rs"]
-mod requests;
-/// Parallel tool calls.
-#[path = "openai/parallel.rs"]
-mod parallel;
-/// Media: attachments sent to the model.
-#[path = "openai/media.rs"]
-mod media;
 
 // ---------------------------------------------------------------------------------------------
 // The server.
