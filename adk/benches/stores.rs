@@ -17,7 +17,8 @@
 //!
 //! Every in-flight worker has a session and a user of its own; all share one app, so the
 //! `app:` key of each worker lives in the one `app_states` row every turn writes: the row every
-//! concurrent turn queues for. Each worker runs one untimed turn first (it creates its session),
+//! concurrent turn queues for. Each row has an app of its own (as google-adk has a database of
+//! its own), so each row's document holds only the keys of its own workers. Each worker runs one untimed turn first (it creates its session),
 //! then the timed ones; the figures are turns per second over the timed part and the median
 //! turn's latency.
 //!
@@ -133,13 +134,22 @@ fn runner(storage: SharedStorage, sessions: SharedSessionStore) -> TurnRunner {
         .build()
 }
 
-async fn adk_round(runner: &TurnRunner, round: usize, concurrency: usize) -> Figure {
+/// One round of an adk row. Each row writes an app of its own (`app`): every turn writes the
+/// app's one `app_states` document, which holds every worker's `app:` key, so rows sharing an
+/// app would each rewrite a document several times larger than google-adk's, which runs on a
+/// database of its own.
+async fn adk_round(
+    runner: &TurnRunner,
+    app: &'static str,
+    round: usize,
+    concurrency: usize,
+) -> Figure {
     let runner = runner.clone();
     measure(concurrency, move |worker, _| {
         let runner = runner.clone();
         async move {
             let raw = RawTurnContext::new(format!("r{round}c{concurrency}w{worker}"), "A bench.")
-                .app_name("bench")
+                .app_name(app)
                 .user_id(format!("r{round}c{concurrency}u{worker}"));
             let outcome = runner.run(raw).await.expect("the turn runs");
             assert!(outcome.is_completed(), "{:?}", outcome.status);
@@ -335,7 +345,7 @@ fn main() {
     for round in 0..rounds {
         println!("\nround {} of {rounds}", round + 1);
         for &concurrency in &concurrencies {
-            let figure = runtime.block_on(adk_round(&sqlite_runner, round, concurrency));
+            let figure = runtime.block_on(adk_round(&sqlite_runner, "bench", round, concurrency));
             record(&mut table, "adk SQLite", concurrency, figure);
             if let Some(python) = &python {
                 match google_adk_round(python, &google_sqlite, round, concurrency) {
@@ -344,9 +354,10 @@ fn main() {
                 }
             }
             if let Some((runner, one_flush, raw)) = &postgres {
-                let figure = runtime.block_on(adk_round(runner, round, concurrency));
+                let figure = runtime.block_on(adk_round(runner, "bench", round, concurrency));
                 record(&mut table, "adk PostgreSQL", concurrency, figure);
-                let figure = runtime.block_on(adk_round(one_flush, round + rounds, concurrency));
+                let figure =
+                    runtime.block_on(adk_round(one_flush, "bench-one-flush", round, concurrency));
                 record(&mut table, "adk PostgreSQL one flush", concurrency, figure);
                 let figure = runtime.block_on(raw.round(round, concurrency));
                 record(&mut table, "raw tokio-postgres", concurrency, figure);

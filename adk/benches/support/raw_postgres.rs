@@ -21,6 +21,10 @@ use serde_json::{Map, Value, json};
 
 use super::{Figure, measure};
 
+/// The app this row's turns write: an app of its own, so its `app_states` document holds only
+/// this row's keys, as google-adk's (on a database of its own) and each adk row's do.
+const APP_NAME: &str = "bench-raw";
+
 const STORE_MESSAGE: &str = "INSERT INTO adk_rs_messages \
     (app_name, user_id, session_id, thread_id, id, turn_id, record) \
     VALUES ($1, $2, $3, $4, $5, $6, $7) \
@@ -167,7 +171,7 @@ impl Raw {
                 let inserted = client
                     .execute(
                         &statement,
-                        &[&"bench", &"flush", &session, &"main", &id, &id, &record],
+                        &[&APP_NAME, &"flush", &session, &"main", &id, &id, &record],
                     )
                     .await
                     .expect("the message insert");
@@ -179,11 +183,8 @@ impl Raw {
 
     async fn create(&self, session: &str, user: &str) {
         let client = self.pool.get().await.expect("a connection");
-        let params: [&[&(dyn ToSql + Sync)]; 3] = [
-            &[&"bench"],
-            &[&"bench", &user],
-            &[&"bench", &user, &session],
-        ];
+        let params: [&[&(dyn ToSql + Sync)]; 3] =
+            [&[&APP_NAME], &[&APP_NAME, &user], &[&APP_NAME, &user, &session]];
         for (sql, params) in CREATE.iter().zip(params) {
             client
                 .execute(*sql, params)
@@ -201,7 +202,7 @@ impl Raw {
             let client = self.pool.get().await.expect("a connection");
             let statement = client.prepare_cached(LOAD_TURN).await.expect("prepared");
             let row = client
-                .query_one(&statement, &[&"bench", &user, &session, &"main"])
+                .query_one(&statement, &[&APP_NAME, &user, &session, &"main"])
                 .await
                 .expect("the load");
             (state(row.get(0)), state(row.get(1)), state(row.get(2)))
@@ -253,7 +254,7 @@ impl Raw {
         let micros = vec![1_700_000_000_000_000_i64 + n as i64];
         let data = vec![Json(event)];
         let session_params: [&(dyn ToSql + Sync); 7] = [
-            &"bench",
+            &APP_NAME,
             &user,
             &session,
             &none,
@@ -263,7 +264,7 @@ impl Raw {
         ];
         let events_params: [&(dyn ToSql + Sync); 7] = [
             &event_ids,
-            &"bench",
+            &APP_NAME,
             &user,
             &session,
             &invocations,
@@ -272,7 +273,7 @@ impl Raw {
         ];
         let record = Json(&record);
         let message_params: [&(dyn ToSql + Sync); 7] = [
-            &"bench",
+            &APP_NAME,
             &user,
             &session,
             &"main",
@@ -281,15 +282,9 @@ impl Raw {
             &record,
         ];
         let app_params: [&(dyn ToSql + Sync); 5] =
-            [&"bench", &none, &app_set, &app_names, &app_expected];
-        let user_params: [&(dyn ToSql + Sync); 6] = [
-            &"bench",
-            &user,
-            &none,
-            &user_set,
-            &user_names,
-            &user_expected,
-        ];
+            [&APP_NAME, &none, &app_set, &app_names, &app_expected];
+        let user_params: [&(dyn ToSql + Sync); 6] =
+            [&APP_NAME, &user, &none, &user_set, &user_names, &user_expected];
         let pending: Vec<Pending<'_>> = vec![
             Box::pin(async { client.batch_execute("BEGIN").await.map(|()| 0) }),
             Box::pin(client.execute(&locks[0], &session_params[..3])),
