@@ -287,7 +287,7 @@ async fn a_database_from_a_newer_schema_is_refused_with_both_versions_named() {
         source.downcast_ref::<PostgresError>(),
         Some(PostgresError::SchemaTooNew {
             found: 99,
-            supported: 6,
+            supported: 7,
         })
     ));
     assert!(error.to_string().contains("schema version 99"), "{error}");

@@ -13,7 +13,9 @@ use adk::state::{
     GetSessionConfig, MiddlewareStateRecord, MiddlewareStateWrite, RecordScope, SessionEvent,
     SessionKey, SessionStore, SessionStoreError, State, StateChange, StateWrite, TurnCommit,
 };
-use adk_integration_tests::postgres_database::fresh_options;
+use adk_integration_tests::postgres_database::{
+    fresh_options, fresh_schema_name, schema_client, test_url,
+};
 use serde_json::{Map, Value, json};
 
 async fn sessions_fresh(label: &str) -> Option<PostgresSessionStore> {
@@ -174,4 +176,103 @@ async fn writes_to_one_key_apply_in_order_and_deletes_remove_keys_of_every_scope
     );
     assert!(loaded.user.is_empty(), "{:?}", loaded.user);
     assert!(loaded.app.is_empty(), "{:?}", loaded.app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_document_of_thousands_of_keys_is_checked_key_by_key_on_every_write() {
+    let Some(sessions) = sessions_fresh("commit_large_app").await else {
+        return;
+    };
+    let key = SessionKey::new("shop", "ada", "s-1");
+    let thread = ThreadId::default();
+    // Thousands of keys: the stored document is compressed and kept out of line (TOAST), and
+    // the checked write reads it once for all its checks.
+    let mut initial: Map<String, Value> =
+        (0..3000).map(|n| (format!("app:k{n}"), json!(n))).collect();
+    initial.insert("step".into(), json!(0));
+    sessions.create_session(&key, initial).await.unwrap();
+    let write = |name: &str, change: StateChange, expected: Option<Value>| StateWrite {
+        name: name.into(),
+        change,
+        expected,
+    };
+
+    // A delete whose expected value is stale, among checks that hold, is refused.
+    let stale = TurnCommit {
+        session: vec![write("step", StateChange::Set(json!(1)), Some(json!(0)))],
+        app: vec![
+            write("k1", StateChange::Set(json!(-1)), Some(json!(1))),
+            write("k2999", StateChange::Delete, Some(json!(2998))),
+        ],
+        ..TurnCommit::default()
+    };
+    let error = sessions.commit_turn(&key, stale).await.unwrap_err();
+    assert!(
+        matches!(&error, SessionStoreError::Stale { keys } if keys == &["app:k2999"]),
+        "{error}"
+    );
+
+    let fresh = TurnCommit {
+        session: vec![write("step", StateChange::Set(json!(1)), Some(json!(0)))],
+        app: vec![
+            write("k1", StateChange::Set(json!(-1)), Some(json!(1))),
+            write("k2999", StateChange::Delete, Some(json!(2999))),
+            write("new", StateChange::Set(json!("x")), None),
+        ],
+        ..TurnCommit::default()
+    };
+    sessions.commit_turn(&key, fresh).await.unwrap();
+    let loaded = sessions.load_turn(&key, &thread).await.unwrap();
+    assert_eq!(loaded.session, object(json!({"step": 1})));
+    assert_eq!(loaded.app.len(), 3000);
+    assert_eq!(loaded.app["k0"], json!(0));
+    assert_eq!(loaded.app["k1"], json!(-1));
+    assert_eq!(loaded.app["k2998"], json!(2998));
+    assert!(!loaded.app.contains_key("k2999"));
+    assert_eq!(loaded.app["new"], json!("x"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_columns_are_compressed_with_lz4_where_the_server_has_it() {
+    let Some(url) = test_url() else {
+        return;
+    };
+    let schema = fresh_schema_name("commit_lz4");
+    let options = fresh_options("commit_lz4")
+        .unwrap()
+        .schema(schema.clone())
+        .unwrap();
+    PostgresSessionStore::connect_with(options).await.unwrap();
+    let client = schema_client(&url, &schema).await;
+    let has_lz4: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_settings \
+             WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals))",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let methods: Vec<(String, String)> = client
+        .query(
+            "SELECT attrelid::regclass::TEXT, attcompression::TEXT FROM pg_attribute \
+             WHERE attrelid IN ('app_states'::regclass, 'user_states'::regclass, \
+             'sessions'::regclass) AND attname = 'state' ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    if !has_lz4 {
+        eprintln!("NOTE: this PostgreSQL has no lz4: the state columns keep the default method");
+    }
+    // 'l' is lz4; '' is the server's default (pglz unless configured).
+    let method = if has_lz4 { "l" } else { "" };
+    assert_eq!(
+        methods,
+        ["app_states", "sessions", "user_states"]
+            .map(|table| (table.to_owned(), method.to_owned()))
+    );
 }

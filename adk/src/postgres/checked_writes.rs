@@ -18,27 +18,39 @@ pub(super) const LOCK_SESSION: &str =
 pub(super) const LOCK_APP: &str = "SELECT 1 FROM app_states WHERE app_name = $1 FOR UPDATE";
 pub(super) const LOCK_USER: &str =
     "SELECT 1 FROM user_states WHERE app_name = $1 AND user_id = $2 FOR UPDATE";
+// The stored state is read once, in a materialized CTE, as an in-memory (decompressed) value:
+// a row's JSONB is compressed and, past ~2 KB, kept out of line (TOAST), and PostgreSQL
+// decompresses a toasted value again at every reference (`state -> name` once per checked
+// name, and once more for the new value). The app's one row holds every user's `app:` key, so
+// a group's folded write checking 64 names decompressed a document of a thousand keys 65
+// times. `state - '{}'` is the value itself, decompressed (an empty removal returns its input).
 pub(super) const SESSION: &str = concat!(
-    "WITH written AS (UPDATE sessions SET state = (state - $4::TEXT[]) || $5::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') ",
+    "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM sessions ",
+    "WHERE app_name = $1 AND user_id = $2 AND id = $3), ",
+    "written AS (UPDATE sessions SET state = (stored.state - $4::TEXT[]) || $5::JSONB, ",
+    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
     "WHERE app_name = $1 AND user_id = $2 AND id = $3 AND NOT EXISTS (",
     "SELECT 1 FROM UNNEST($6::TEXT[], $7::JSONB[]) AS e(name, value) ",
-    "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
+    "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
 pub(super) const APP: &str = concat!(
-    "WITH written AS (UPDATE app_states SET state = (state - $2::TEXT[]) || $3::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') ",
+    "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
+    "WHERE app_name = $1), ",
+    "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
+    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
     "WHERE app_name = $1 AND NOT EXISTS (",
     "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
-    "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
+    "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
 pub(super) const USER: &str = concat!(
-    "WITH written AS (UPDATE user_states SET state = (state - $3::TEXT[]) || $4::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') ",
+    "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM user_states ",
+    "WHERE app_name = $1 AND user_id = $2), ",
+    "written AS (UPDATE user_states SET state = (stored.state - $3::TEXT[]) || $4::JSONB, ",
+    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
     "WHERE app_name = $1 AND user_id = $2 AND NOT EXISTS (",
     "SELECT 1 FROM UNNEST($5::TEXT[], $6::JSONB[]) AS e(name, value) ",
-    "WHERE (state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
+    "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );

@@ -207,7 +207,7 @@ impl PostgresStorage {
     /// The newest schema version this code knows; connecting brings a database up to it.
     ///
     /// ```
-    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 6);
+    /// assert_eq!(adk::postgres::PostgresStorage::schema_version(), 7);
     /// ```
     #[must_use]
     pub fn schema_version() -> i64 {

@@ -142,6 +142,26 @@ CREATE TABLE adk_rs_middleware_state (
 );
 ";
 
+// The state columns of Google ADK's v1 tables compressed with LZ4 instead of PostgreSQL's
+// default pglz, where the server has it (PostgreSQL 14 and later, built with lz4). The app's one
+// `app_states` row holds every user's `app:` key and is rewritten whole by every turn that
+// writes one: a document of a thousand keys is compressed again on each write, and pglz spent
+// about twice LZ4's time on it (`docs/postgres.md`, "What adk changes in Google ADK's tables").
+// Only the column's compression method for values written from now on changes: the type, the
+// values and what google-adk reads are the same, and older values stay readable as they are.
+const LZ4_STATE: &str = "
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings
+               WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE app_states ALTER COLUMN state SET COMPRESSION lz4;
+        ALTER TABLE user_states ALTER COLUMN state SET COMPRESSION lz4;
+        ALTER TABLE sessions ALTER COLUMN state SET COMPRESSION lz4;
+    END IF;
+END
+$$;
+";
+
 const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
@@ -174,13 +194,18 @@ const MIGRATIONS: &[Migration] = &[
         description: "durable approvals",
         sql: super::approvals::APPROVALS_TABLE,
     },
+    Migration {
+        version: 7,
+        description: "LZ4 compression for the state columns, where the server has it",
+        sql: LZ4_STATE,
+    },
 ];
 
 /// The step that links the answers of rows written before records carried answer links.
 const LEGACY_LINKS: i64 = 3;
 
 /// The newest schema version this code writes and reads.
-pub(super) const SCHEMA_VERSION: i64 = 6;
+pub(super) const SCHEMA_VERSION: i64 = 7;
 
 // Any constant will do, as long as it is the same in every process: it serializes concurrent
 // migrations of one database (advisory locks are per database, held until the commit).
