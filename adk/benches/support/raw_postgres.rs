@@ -183,8 +183,11 @@ impl Raw {
 
     async fn create(&self, session: &str, user: &str) {
         let client = self.pool.get().await.expect("a connection");
-        let params: [&[&(dyn ToSql + Sync)]; 3] =
-            [&[&APP_NAME], &[&APP_NAME, &user], &[&APP_NAME, &user, &session]];
+        let params: [&[&(dyn ToSql + Sync)]; 3] = [
+            &[&APP_NAME],
+            &[&APP_NAME, &user],
+            &[&APP_NAME, &user, &session],
+        ];
         for (sql, params) in CREATE.iter().zip(params) {
             client
                 .execute(*sql, params)
@@ -283,8 +286,14 @@ impl Raw {
         ];
         let app_params: [&(dyn ToSql + Sync); 5] =
             [&APP_NAME, &none, &app_set, &app_names, &app_expected];
-        let user_params: [&(dyn ToSql + Sync); 6] =
-            [&APP_NAME, &user, &none, &user_set, &user_names, &user_expected];
+        let user_params: [&(dyn ToSql + Sync); 6] = [
+            &APP_NAME,
+            &user,
+            &none,
+            &user_set,
+            &user_names,
+            &user_expected,
+        ];
         let pending: Vec<Pending<'_>> = vec![
             Box::pin(async { client.batch_execute("BEGIN").await.map(|()| 0) }),
             Box::pin(client.execute(&locks[0], &session_params[..3])),
