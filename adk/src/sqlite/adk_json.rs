@@ -43,15 +43,24 @@ impl Formatter for PythonFormatter {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        for character in fragment.chars() {
-            if (' '..='~').contains(&character) {
-                writer.write_all(&[character as u8])?;
-            } else {
-                let mut units = [0_u16; 2];
-                for unit in character.encode_utf16(&mut units) {
-                    write!(writer, "\\u{unit:04x}")?;
-                }
+        // Runs of printable ASCII (keys and most values) are copied whole; only the other
+        // characters are escaped one by one.
+        let mut rest = fragment;
+        while !rest.is_empty() {
+            let printable = rest
+                .bytes()
+                .position(|byte| !(b' '..=b'~').contains(&byte))
+                .unwrap_or(rest.len());
+            writer.write_all(&rest.as_bytes()[..printable])?;
+            rest = &rest[printable..];
+            let Some(character) = rest.chars().next() else {
+                break;
+            };
+            let mut units = [0_u16; 2];
+            for unit in character.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
             }
+            rest = &rest[character.len_utf8()..];
         }
         Ok(())
     }
@@ -106,6 +115,15 @@ mod tests {
         assert_eq!(
             super::to_string(&value),
             r#"{"k": 1, "k2": "A", "list": [1, 2.5, null], "\u00e9": "\u65e5\u672c", "f": 1e-05, "g": 1.5e+16, "h": 100.0, "i": 0.0001}"#
+        );
+    }
+
+    #[test]
+    fn escapes_inside_ascii_runs_keep_the_text_around_them_in_order() {
+        let value = json!({"key→1": "a→b😀c\"d\n", "plain": "tail é"});
+        assert_eq!(
+            super::to_string(&value),
+            r#"{"key\u21921": "a\u2192b\ud83d\ude00c\"d\n", "plain": "tail \u00e9"}"#
         );
     }
 }

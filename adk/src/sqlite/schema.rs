@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::primitives::{Message, Thought, ToolCall, link_legacy_answers};
@@ -44,6 +45,25 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 // Every record statement is prepared once per connection and cached: six tables times a few
 // statements each, plus the byte conduits', is more than rusqlite's default of 16.
 const STATEMENT_CACHE: usize = 64;
+
+/// Keeps up to `capacity` prepared statements cached on `connection`, and keeps them compiled:
+/// turns on SQLite's query planner stability guarantee (QPSG). Without it SQLite marks a
+/// statement whose plan might depend on a bound value (one that filters on `column = ?N`
+/// outside its index, as the session store's middleware-record load does) to be compiled again
+/// whenever its bindings are cleared, and rusqlite clears them each time a statement goes back
+/// to its cache: that statement was re-prepared on every use, about a fifth of a turn's
+/// instructions. adk's statements are fixed key lookups whose plans no bound value improves
+/// (adk never runs `ANALYZE` and binds no `LIKE` pattern).
+pub(super) fn cache_statements(
+    connection: &Connection,
+    capacity: usize,
+) -> Result<(), StorageError> {
+    connection.set_prepared_statement_cache_capacity(capacity);
+    connection
+        .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(backend("turning on the query planner stability guarantee"))?;
+    Ok(())
+}
 
 // A staged stream older than this when a database is opened belongs to a process that died
 // mid-upload: its rows are removed. The margin keeps a second handle on the same file (in this
@@ -180,7 +200,7 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, StorageError> {
         .pragma_update(None, "foreign_keys", "ON")
         .map_err(backend("enabling foreign keys"))?;
     migrate(&mut connection, path)?;
-    connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    cache_statements(&connection, STATEMENT_CACHE)?;
     Ok(connection)
 }
 
@@ -192,7 +212,7 @@ pub(super) fn open_in_memory() -> Result<Connection, StorageError> {
         .pragma_update(None, "foreign_keys", "ON")
         .map_err(backend("enabling foreign keys"))?;
     migrate(&mut connection, Path::new(":memory:"))?;
-    connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    cache_statements(&connection, STATEMENT_CACHE)?;
     Ok(connection)
 }
 
@@ -208,7 +228,7 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection, StorageError> {
     connection
         .pragma_update(None, "foreign_keys", "ON")
         .map_err(backend("enabling foreign keys"))?;
-    connection.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    cache_statements(&connection, STATEMENT_CACHE)?;
     Ok(connection)
 }
 
