@@ -103,6 +103,7 @@
 #![doc = include_str!("../../docs/sqlite.md")]
 
 mod adk_json;
+mod app_row;
 mod approvals;
 mod blob;
 mod error;

@@ -8,6 +8,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::{Map, Value};
 
+use super::app_row::AppRow;
 use super::error::SqliteError;
 use super::session_events::{TimeColumns, insert_events, read_events, read_time};
 use super::worker::Worker;
@@ -70,6 +71,7 @@ CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_
 pub struct SqliteSessionStore {
     worker: Arc<Worker>,
     times: TimeColumns,
+    app_row: Arc<AppRow>,
 }
 
 fn db(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> SessionStoreError {
@@ -291,6 +293,7 @@ impl SqliteSessionStore {
         Ok(Self {
             worker: Arc::new(worker),
             times,
+            app_row: Arc::default(),
         })
     }
 
@@ -314,11 +317,16 @@ fn to_json(state: &Map<String, Value>) -> String {
     super::adk_json::to_string(state)
 }
 
-fn app_state(tx: &Connection, app: &str) -> Result<Option<Map<String, Value>>, SessionStoreError> {
+/// The `state` text of `app`'s row, as stored.
+fn app_text(tx: &Connection, app: &str) -> Result<Option<String>, SessionStoreError> {
     tx.prepare_cached("SELECT state FROM app_states WHERE app_name = ?1")
         .and_then(|mut statement| statement.query_row([app], |row| row.get::<_, String>(0)))
         .optional()
-        .map_err(db("reading app state"))?
+        .map_err(db("reading app state"))
+}
+
+fn app_state(tx: &Connection, app: &str) -> Result<Option<Map<String, Value>>, SessionStoreError> {
+    app_text(tx, app)?
         .map(|text| parse_state(&text))
         .transpose()
 }
@@ -363,14 +371,15 @@ fn write_app(
     app: &str,
     state: &Map<String, Value>,
     now: &SqlValue,
-) -> Result<(), SessionStoreError> {
+) -> Result<String, SessionStoreError> {
+    let text = to_json(state);
     tx.prepare_cached(
         "INSERT INTO app_states (app_name, state, update_time) VALUES (?1, ?2, ?3)
          ON CONFLICT (app_name) DO UPDATE SET state = excluded.state, update_time = excluded.update_time",
     )
-    .and_then(|mut statement| statement.execute(params![app, to_json(state), now]))
+    .and_then(|mut statement| statement.execute(params![app, text, now]))
     .map_err(db("writing app state"))?;
-    Ok(())
+    Ok(text)
 }
 
 fn write_user(
@@ -578,6 +587,7 @@ impl SessionStore for SqliteSessionStore {
     ) -> Result<LoadedTurn, SessionStoreError> {
         thread.check()?;
         let (key, thread) = (key.clone(), thread.clone());
+        let app_row = Arc::clone(&self.app_row);
         self.call(move |connection| {
             let tx = connection.transaction().map_err(db("starting a read"))?;
             let middleware = {
@@ -627,8 +637,12 @@ impl SessionStore for SqliteSessionStore {
                     })
                     .collect::<Result<Vec<_>, SessionStoreError>>()?
             };
+            let app = match app_text(&tx, key.app.as_str())? {
+                Some(text) => app_row.parsed(key.app.as_str(), text, parse_state)?,
+                None => Map::new(),
+            };
             Ok(LoadedTurn {
-                app: app_state(&tx, key.app.as_str())?.unwrap_or_default(),
+                app,
                 user: user_state(&tx, key.app.as_str(), key.user.as_str())?.unwrap_or_default(),
                 session: session_row(&tx, &key)?
                     .map(|(state, _)| state)
@@ -646,12 +660,18 @@ impl SessionStore for SqliteSessionStore {
     ) -> Result<(), SessionStoreError> {
         commit.check_threads()?;
         let (key, times) = (key.clone(), self.times);
+        let app_row = Arc::clone(&self.app_row);
         self.call(move |connection| {
             let tx = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(db("starting a commit"))?;
             let (app, user) = (key.app.as_str(), key.user.as_str());
-            let mut app_map = app_state(&tx, app)?.unwrap_or_default();
+            // The row's text as stored now; the app's state written, when this commit writes it.
+            let mut app_text = app_text(&tx, app)?;
+            let mut app_map = match &app_text {
+                Some(text) => app_row.take(app, text, parse_state)?,
+                None => Map::new(),
+            };
             let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
             let existing = session_row(&tx, &key)?;
             let session_exists = existing.is_some();
@@ -660,7 +680,7 @@ impl SessionStore for SqliteSessionStore {
             let now = times.value(Timestamp::now());
             if !commit.app.is_empty() {
                 StateWrite::apply_all(&commit.app, &mut app_map);
-                write_app(&tx, app, &app_map, &now)?;
+                app_text = Some(write_app(&tx, app, &app_map, &now)?);
             }
             if !commit.user.is_empty() {
                 StateWrite::apply_all(&commit.user, &mut user_map);
@@ -669,7 +689,7 @@ impl SessionStore for SqliteSessionStore {
             StateWrite::apply_all(&commit.session, &mut session_map);
             if !session_exists {
                 // ADK expects the app and user rows of every session to exist.
-                write_app(&tx, app, &app_map, &now)?;
+                app_text = Some(write_app(&tx, app, &app_map, &now)?);
                 write_user(&tx, app, user, &user_map, &now)?;
             }
             tx.prepare_cached(
@@ -731,7 +751,11 @@ impl SessionStore for SqliteSessionStore {
                 }
                 .map_err(db("writing middleware state"))?;
             }
-            tx.commit().map_err(db("committing a turn"))
+            tx.commit().map_err(db("committing a turn"))?;
+            if let Some(text) = app_text {
+                app_row.keep(app, text, app_map);
+            }
+            Ok(())
         })
         .await
     }
