@@ -52,7 +52,9 @@ CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_
 ///
 /// One thread owns the connection; calls are sent to it, so no SQLite call runs on an async
 /// runtime thread. A file it creates is in WAL mode (a google-adk file keeps its own journal
-/// mode), and each commit is one `IMMEDIATE` transaction.
+/// mode), and each commit is one `IMMEDIATE` transaction. Its statements are prepared once per
+/// connection and cached, and it keeps the app row it last read or wrote parsed in memory (one
+/// app's), parsing a row again only when the text stored in it differs.
 /// It may share a file with [`SqliteStorage`](super::SqliteStorage).
 ///
 /// ```
