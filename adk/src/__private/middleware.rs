@@ -178,16 +178,18 @@ where
         Box::pin(boxed_error::<<F as MiddlewareFn<P>>::Body, P>(ctx, next))
     }
 
+    /// The fn's own future: the walk boxes its error (the step awaits it directly, with no
+    /// conversion wrapped around it).
     #[inline]
     fn handle_unboxed<'a>(
         &'a self,
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a
+    ) -> impl Future<Output: crate::pipeline::StepOutput> + Send + 'a
     where
         Self: Sized,
     {
-        boxed_error::<<F as MiddlewareFn<P>>::Body, P>(ctx, next)
+        <<F as MiddlewareFn<P>>::Body as Fits<P>>::run(ctx, next)
     }
 
     /// The fn's name: the hidden type carries it.

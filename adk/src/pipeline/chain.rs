@@ -8,24 +8,26 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::Poll;
 
-use futures_util::FutureExt;
-
 use super::{
     BoxError, BoxFuture, Downstream, FailureCause, Middleware, MiddlewareFailure, Pipeline,
     PipelineContext, ShortCircuit,
 };
+use crate::__private::middleware::MiddlewareResult;
 
 /// A middleware with its pipeline erased: stacks are stored per context type so `Next` does not
 /// carry the pipeline in its type, and one `async fn` can serve two pipelines of one scope.
 trait Layer<C>: Send + Sync {
-    /// The walk from this middleware on (it is at `position`): one box holding the middleware's
-    /// future and what settles its outcome.
-    fn step<'a>(
+    /// Starts the walk from this middleware on (it is at `position`): boxes the middleware's
+    /// step (its future and what settles its outcome) and polls it once, in one `dyn` call.
+    /// A step that finished on that poll is freed at once and its outcome returned; one that
+    /// waits is returned to be polled again.
+    fn start<'a>(
         &'a self,
         bookkeeping: &'a Bookkeeping<'a, C>,
         position: usize,
         ctx: &'a mut C,
-    ) -> BoxFuture<'a, Downstream>;
+        cx: &mut std::task::Context<'_>,
+    ) -> Result<Downstream, BoxFuture<'a, Downstream>>;
 
     fn name(&self) -> &'static str;
 
@@ -38,36 +40,37 @@ struct Registered<P, M> {
 }
 
 impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
-    fn step<'a>(
+    fn start<'a>(
         &'a self,
         bookkeeping: &'a Bookkeeping<'a, P::Context>,
         position: usize,
         ctx: &'a mut P::Context,
-    ) -> BoxFuture<'a, Downstream> {
+        cx: &mut std::task::Context<'_>,
+    ) -> Result<Downstream, BoxFuture<'a, Downstream>> {
         // The context is lent to the middleware by a reborrow that ends when its future is
         // dropped, and used again afterwards to settle the outcome: the borrow checker sees
-        // both, no pointer is kept. Starting the middleware and each poll of its future are a
-        // panic boundary at its own level, so upstream post-steps still run (the context may be
-        // half-updated).
-        Box::pin(async move {
+        // both, no pointer is kept. Each poll of the middleware's future is a panic boundary
+        // at its own level ([`Caught`]), so upstream post-steps still run (the context may be
+        // half-updated). Making the future does not panic (see `handle_unboxed`): a
+        // hand-written `handle`, which may, is called on the future's first poll.
+        let mut step = Box::pin(async move {
             let next = Next {
                 bookkeeping,
                 position: position + 1,
             };
-            // Every borrow of the context the middleware took ends with this block; a panic
-            // while starting it ends the block early.
-            let result = 'run: {
-                let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    self.middleware.handle_unboxed(&mut *ctx, next)
-                })) {
-                    Ok(future) => future,
-                    Err(panic) => break 'run Err(panic),
-                };
-                AssertUnwindSafe(future).catch_unwind().await
-            };
+            let result = Caught {
+                future: self.middleware.handle_unboxed(&mut *ctx, next),
+            }
+            .await;
             let outcome = finished(bookkeeping, ctx, position, result);
             settle(bookkeeping, position, outcome)
-        })
+        });
+        // Polled with its type known: most middleware finish on their first poll, and then
+        // the step is never called through a `dyn` pointer.
+        match step.as_mut().poll(cx) {
+            Poll::Ready(outcome) => Ok(outcome),
+            Poll::Pending => Err(step),
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -76,6 +79,46 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
 
     fn state_writes(&self, writes: &mut super::StateWrites) {
         self.middleware.state_writes(writes);
+    }
+}
+
+/// What a middleware's unboxed future returns (see `Middleware::handle_unboxed`): a
+/// `#[middleware]` fn's own result, whose error the walk boxes. Not a public API.
+pub trait StepOutput {
+    /// The result with its error boxed.
+    fn into_output(self) -> Output;
+}
+
+impl<R: MiddlewareResult> StepOutput for R {
+    #[inline]
+    fn into_output(self) -> Output {
+        self.into_result()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A middleware's future with every poll inside a panic boundary, which reports a panic
+    /// as `Err` with its payload, and the error of its result boxed.
+    struct Caught<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F> Future for Caught<F>
+where
+    F: Future<Output: StepOutput>,
+{
+    type Output = std::thread::Result<Output>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let future = self.project().future;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result.into_output())),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
     }
 }
 
@@ -295,7 +338,7 @@ impl<'a, C: PipelineContext> Next<'a, C> {
 ///
 /// On its first poll it checks for an abort and for the end of the pipeline, which settle at
 /// once, with nothing allocated; otherwise it starts the middleware's step (one box, see
-/// [`Layer::step`]) and polls it until it finishes. The box is `Unpin`, so this is polled
+/// [`Layer::start`]) and polls it until it finishes. The box is `Unpin`, so this is polled
 /// without pin projection.
 enum RunNext<'a, C> {
     Start { next: Next<'a, C>, ctx: &'a mut C },
@@ -306,17 +349,16 @@ enum RunNext<'a, C> {
 impl<C: PipelineContext> Future for RunNext<'_, C> {
     type Output = Downstream;
 
+    /// Inlined into the middleware's future that awaits it: the first poll (most are the only
+    /// one) is a check and one `dyn` call; later polls are out of line.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
         let this = self.get_mut();
-        if let Self::Step(step) = this {
-            let poll = step.as_mut().poll(cx);
-            if poll.is_ready() {
-                *this = Self::Finished;
-            }
-            return poll;
+        if !matches!(this, Self::Start { .. }) {
+            return this.poll_started(cx);
         }
         let Self::Start { next, ctx } = std::mem::replace(this, Self::Finished) else {
-            // Polled again after it finished: nothing is left to run.
+            // Unreachable: checked above.
             return Poll::Pending;
         };
         let Next {
@@ -329,10 +371,27 @@ impl<C: PipelineContext> Future for RunNext<'_, C> {
         let Some(layer) = bookkeeping.layers.get(position) else {
             return Poll::Ready(settle(bookkeeping, position, Downstream::Completed));
         };
-        let mut step = layer.step(bookkeeping, position, ctx);
+        match layer.start(bookkeeping, position, ctx, cx) {
+            Ok(outcome) => Poll::Ready(outcome),
+            Err(step) => {
+                *this = Self::Step(step);
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<C> RunNext<'_, C> {
+    /// A poll after the first: of a step that waited, or after the end.
+    #[inline(never)]
+    fn poll_started(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
+        let Self::Step(step) = self else {
+            // Polled again after it finished: nothing is left to run.
+            return Poll::Pending;
+        };
         let poll = step.as_mut().poll(cx);
-        if poll.is_pending() {
-            *this = Self::Step(step);
+        if poll.is_ready() {
+            *self = Self::Finished;
         }
         poll
     }
@@ -350,6 +409,11 @@ fn finished<C: PipelineContext>(
     // The common case inline: the middleware returned `Ok` after running its `next`.
     if let Ok(Ok(())) = &result {
         let completed = bookkeeping.last_completed.load(Ordering::Relaxed);
+        // The walk after it completed: one compare.
+        if completed == tag(position + 1, Downstream::Completed) {
+            std::mem::forget(result);
+            return Downstream::Completed;
+        }
         if let Some(outcome) = untag(completed, position + 1) {
             // `Ok(Ok(()))` owns nothing: forgetting it spares a call of its drop glue.
             std::mem::forget(result);

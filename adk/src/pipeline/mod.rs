@@ -30,6 +30,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+pub(crate) use chain::StepOutput;
 pub(crate) use chain::panic_message;
 pub use chain::{Next, PipelineRun, Stack, run_pipeline};
 
@@ -298,19 +299,22 @@ pub trait Middleware<P: Pipeline>: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), BoxError>>;
 
     /// Runs this middleware with its future unboxed: a pipeline walk boxes it once, together
-    /// with its own bookkeeping for the middleware. Not a public API: `#[middleware]` overrides
-    /// it, so its futures are boxed once per walk step rather than twice; the default is
-    /// [`handle`](Middleware::handle)'s boxed future.
+    /// with its own bookkeeping for the middleware, and boxes the error of its result itself.
+    /// Making the future must not panic: the walk catches panics in each poll of it, not
+    /// around this call. Not a public API: `#[middleware]` overrides it with the fn's own
+    /// future (an `async fn`'s, which only stores its arguments), so its futures are boxed
+    /// once per walk step rather than twice, and not wrapped in a conversion; the default
+    /// calls [`handle`](Middleware::handle), which may panic, on the first poll.
     #[doc(hidden)]
     fn handle_unboxed<'a>(
         &'a self,
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
-    ) -> impl Future<Output = Result<(), BoxError>> + Send + 'a
+    ) -> impl Future<Output: StepOutput> + Send + 'a
     where
         Self: Sized,
     {
-        self.handle(ctx, next)
+        async move { self.handle(ctx, next).await }
     }
 
     /// The name run-time errors use for this middleware (`E_PIPELINE_SHORT_CIRCUITED`, a
