@@ -15,10 +15,10 @@
 //! is applied with them or not at all, as if the turn had not been dropped.
 //!
 //! A commit the server refuses aborts the whole transaction. The answers say which statement
-//! failed, so which turn: that turn is told (it then runs the locking transaction, which names
-//! the stale keys, creates a missing session or applies merges, as before) and the rest are
-//! sent again without it, at most [`ATTEMPTS`] times in all; what is left after that is sent
-//! by each turn on its own.
+//! failed, so which turn: the rest are sent again without it, at most [`ATTEMPTS`] times in
+//! all (what is left after that is sent by each turn on its own), and once they were answered
+//! that turn is told (it then runs the locking transaction, which names the stale keys, creates
+//! a missing session or applies merges, as before).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -180,7 +180,25 @@ async fn flush(group: Arc<Group>, pool: Pool) {
 }
 
 /// Sends one group, again without each turn refused, and answers every turn.
-async fn send_group(pool: &Pool, mut waiting: Vec<Waiting>) {
+async fn send_group(pool: &Pool, waiting: Vec<Waiting>) {
+    let mut refused = Vec::new();
+    send_answering_all_but_refused(pool, waiting, &mut refused).await;
+    // A turn refused by a check runs the locking transaction, which reads the row as it finds
+    // it. Told only now, after the rest of its group was committed or answered, it is ordered
+    // after the turns queued before it, as it was queued; told at once, its locking
+    // transaction could take the row before the group was sent again and commit first.
+    for (queued, sender) in refused {
+        let _ = sender.send(Outcome::Refused(queued));
+    }
+}
+
+/// [`send_group`]'s rounds: answers every turn but those refused by a check, which it leaves
+/// in `refused`.
+async fn send_answering_all_but_refused(
+    pool: &Pool,
+    mut waiting: Vec<Waiting>,
+    refused: &mut Vec<Waiting>,
+) {
     let answer_all = |waiting: Vec<Waiting>, outcome: fn(Queued) -> Outcome| {
         for (queued, sender) in waiting {
             // A turn that was dropped does not listen any more.
@@ -201,10 +219,7 @@ async fn send_group(pool: &Pool, mut waiting: Vec<Waiting>) {
         match sent {
             Sent::Committed => return answer_all(waiting, |_| Outcome::Committed),
             Sent::RefusedShared => fold = false,
-            Sent::Refused(index) => {
-                let (queued, sender) = waiting.remove(index);
-                let _ = sender.send(Outcome::Refused(queued));
-            }
+            Sent::Refused(index) => refused.push(waiting.remove(index)),
             Sent::Failed(index, error) => {
                 let (queued, sender) = waiting.remove(index);
                 let _ = sender.send(Outcome::Failed(queued, error));
