@@ -319,6 +319,16 @@ fn to_json(state: &Map<String, Value>) -> String {
     super::adk_json::to_string(state)
 }
 
+/// Runs `sql` with `params` through the connection's statement cache (prepared once per
+/// connection, see `STATEMENT_CACHE`).
+fn execute_cached(
+    tx: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<usize> {
+    tx.prepare_cached(sql)?.execute(params)
+}
+
 /// The `state` text of `app`'s row, as stored.
 fn app_text(tx: &Connection, app: &str) -> Result<Option<String>, SessionStoreError> {
     tx.prepare_cached("SELECT state FROM app_states WHERE app_name = ?1")
@@ -375,11 +385,12 @@ fn write_app(
     now: &SqlValue,
 ) -> Result<String, SessionStoreError> {
     let text = to_json(state);
-    tx.prepare_cached(
+    execute_cached(
+        tx,
         "INSERT INTO app_states (app_name, state, update_time) VALUES (?1, ?2, ?3)
          ON CONFLICT (app_name) DO UPDATE SET state = excluded.state, update_time = excluded.update_time",
+        params![app, text, now],
     )
-    .and_then(|mut statement| statement.execute(params![app, text, now]))
     .map_err(db("writing app state"))?;
     Ok(text)
 }
@@ -391,11 +402,12 @@ fn write_user(
     state: &Map<String, Value>,
     now: &SqlValue,
 ) -> Result<(), SessionStoreError> {
-    tx.prepare_cached(
+    execute_cached(
+        tx,
         "INSERT INTO user_states (app_name, user_id, state, update_time) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (app_name, user_id) DO UPDATE SET state = excluded.state, update_time = excluded.update_time",
+        params![app, user, to_json(state), now],
     )
-    .and_then(|mut statement| statement.execute(params![app, user, to_json(state), now]))
     .map_err(db("writing user state"))?;
     Ok(())
 }
@@ -694,62 +706,51 @@ impl SessionStore for SqliteSessionStore {
                 app_text = Some(write_app(&tx, app, &app_map, &now)?);
                 write_user(&tx, app, user, &user_map, &now)?;
             }
-            tx.prepare_cached(
+            execute_cached(
+                &tx,
                 "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5)
                  ON CONFLICT (app_name, user_id, id) DO UPDATE SET state = excluded.state,
                  update_time = excluded.update_time",
+                params![app, user, key.session.as_str(), to_json(&session_map), now],
             )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    app,
-                    user,
-                    key.session.as_str(),
-                    to_json(&session_map),
-                    now
-                ])
-            })
             .map_err(db("writing session state"))?;
             insert_events(&tx, &key, times, &commit.events)?;
             for write in &commit.middleware {
                 match write {
-                    MiddlewareStateWrite::Put(record) => tx
-                        .prepare_cached(
-                            "INSERT INTO adk_rs_middleware_state
+                    MiddlewareStateWrite::Put(record) => execute_cached(
+                        &tx,
+                        "INSERT INTO adk_rs_middleware_state
                              (app_name, user_id, session_id, thread_id, record_key, version, record)
                              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                              ON CONFLICT (app_name, user_id, session_id, thread_id, record_key)
                              DO UPDATE SET version = excluded.version, record = excluded.record",
-                        )
-                        .and_then(|mut statement| {
-                            statement.execute(params![
-                                app,
-                                user,
-                                key.session.as_str(),
-                                scope_column(&record.scope),
-                                record.key,
-                                record.version,
-                                record.json.to_string()
-                            ])
-                        }),
+                        params![
+                            app,
+                            user,
+                            key.session.as_str(),
+                            scope_column(&record.scope),
+                            record.key,
+                            record.version,
+                            record.json.to_string()
+                        ],
+                    ),
                     MiddlewareStateWrite::Delete {
                         scope,
                         key: record_key,
-                    } => tx
-                        .prepare_cached(
-                            "DELETE FROM adk_rs_middleware_state WHERE app_name = ?1
+                    } => execute_cached(
+                        &tx,
+                        "DELETE FROM adk_rs_middleware_state WHERE app_name = ?1
                              AND user_id = ?2 AND session_id = ?3 AND thread_id = ?4
                              AND record_key = ?5",
-                        )
-                        .and_then(|mut statement| {
-                            statement.execute(params![
-                                app,
-                                user,
-                                key.session.as_str(),
-                                scope_column(scope),
-                                record_key
-                            ])
-                        }),
+                        params![
+                            app,
+                            user,
+                            key.session.as_str(),
+                            scope_column(scope),
+                            record_key
+                        ],
+                    ),
                 }
                 .map_err(db("writing middleware state"))?;
             }
