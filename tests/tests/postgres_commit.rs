@@ -276,3 +276,85 @@ async fn state_columns_are_compressed_with_lz4_where_the_server_has_it() {
             .map(|table| (table.to_owned(), method.to_owned()))
     );
 }
+
+/// A session with app keys `mode` ("a") and `other` (0), a turn loaded from it that sets
+/// `app:mode` to "c", and another connection holding the app's row locked by an uncommitted
+/// write of `change`: the turn's commit is started while the row is held, and must wait for it.
+/// Returns what the commit came to once the holder committed, and the app's state then.
+async fn commit_behind_a_held_app_row(
+    label: &str,
+    change: Value,
+) -> Option<(Result<(), SessionStoreError>, Map<String, Value>)> {
+    let url = test_url()?;
+    let schema = fresh_schema_name(label);
+    let options = fresh_options(label)
+        .unwrap()
+        .schema(schema.clone())
+        .unwrap();
+    let sessions = PostgresSessionStore::connect_with(options).await.unwrap();
+    let key = SessionKey::new("shop", "ada", "s-1");
+    let thread = ThreadId::default();
+    sessions
+        .create_session(&key, object(json!({"app:mode": "a", "app:other": 0})))
+        .await
+        .unwrap();
+    let mut turn = State::from_loaded(sessions.load_turn(&key, &thread).await.unwrap());
+    turn.set_value("app:mode", json!("c")).unwrap();
+    let commit = turn.to_commit(&thread);
+
+    let holder = schema_client(&url, &schema).await;
+    holder.batch_execute("BEGIN").await.unwrap();
+    holder
+        .execute(
+            "UPDATE app_states SET state = state || $1::JSONB WHERE app_name = 'shop'",
+            &[&tokio_postgres_json(change)],
+        )
+        .await
+        .unwrap();
+    let committing = tokio::spawn({
+        let sessions = sessions.clone();
+        async move { sessions.commit_turn(&key, commit).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !committing.is_finished(),
+        "the commit did not wait for the app's row held by another transaction"
+    );
+    holder.batch_execute("COMMIT").await.unwrap();
+    let committed = committing.await.unwrap();
+    let app = sessions.app_state(&"shop".into()).await.unwrap();
+    Some((committed, app))
+}
+
+fn tokio_postgres_json(value: Value) -> adk::postgres::tokio_postgres::types::Json<Value> {
+    adk::postgres::tokio_postgres::types::Json(value)
+}
+
+// The one-round-trip commit locks each row in the statement that checks and writes it: these
+// pin that the check runs against the row as the commit it waited for left it, not as it was
+// when the statement started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_that_waited_for_the_app_row_is_refused_when_the_holder_changed_its_key() {
+    let Some((committed, app)) =
+        commit_behind_a_held_app_row("commit_wait_stale", json!({"mode": "b"})).await
+    else {
+        return;
+    };
+    let error = committed.unwrap_err();
+    assert!(
+        matches!(&error, SessionStoreError::Stale { keys } if keys == &["app:mode"]),
+        "{error}"
+    );
+    assert_eq!(app, object(json!({"mode": "b", "other": 0})));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_that_waited_for_the_app_row_keeps_the_other_keys_the_holder_wrote() {
+    let Some((committed, app)) =
+        commit_behind_a_held_app_row("commit_wait_other", json!({"other": 1})).await
+    else {
+        return;
+    };
+    committed.unwrap();
+    assert_eq!(app, object(json!({"mode": "c", "other": 1})));
+}

@@ -2,8 +2,8 @@
 //! deadpool pool of the same size, sending for each turn the statements adk's stores send
 //! (`adk/src/postgres/records.rs`, `session.rs`'s `LOAD_TURN`, `commit.rs`), with the same
 //! values: the turn's one-statement load, then the commit's pipeline (`BEGIN`, the session's
-//! row locked and its checked write, the event, the assistant message the turn held for the
-//! commit, the same lock and write for the app's and the user's rows, `COMMIT`) in one round
+//! checked write, which locks its row, the event, the assistant message the turn held for the
+//! commit, the same write for the app's and the user's rows, `COMMIT`) in one round
 //! trip. What it leaves out is adk itself: the runner, the contexts, the state view, building
 //! the event, and grouping: each turn is its own transaction, as adk's store sent them before
 //! it grouped the commits of turns in flight into one transaction (`adk/src/postgres/group.rs`).
@@ -40,7 +40,7 @@ const LOAD_TURN: &str = "SELECT
 // The checked writes, from adk's own source, so the floor sends exactly adk's statements.
 #[path = "../../src/postgres/checked_writes.rs"]
 mod checked_writes;
-use checked_writes::{APP, LOCK_APP, LOCK_SESSION, LOCK_USER, SESSION, USER};
+use checked_writes::{APP, SESSION, USER};
 const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
      invocation_id, timestamp, event_data) \
      SELECT e.id, $2, $3, $4, e.invocation_id, \
@@ -237,11 +237,6 @@ impl Raw {
             .expect("prepared");
         let app_statement = client.prepare_cached(APP).await.expect("prepared");
         let user_statement = client.prepare_cached(USER).await.expect("prepared");
-        let locks = [
-            client.prepare_cached(LOCK_SESSION).await.expect("prepared"),
-            client.prepare_cached(LOCK_APP).await.expect("prepared"),
-            client.prepare_cached(LOCK_USER).await.expect("prepared"),
-        ];
         let none: Vec<String> = Vec::new();
         let names = |name: &str| vec![name.to_owned()];
         let (session_names, user_names, app_names) =
@@ -296,13 +291,10 @@ impl Raw {
         ];
         let pending: Vec<Pending<'_>> = vec![
             Box::pin(async { client.batch_execute("BEGIN").await.map(|()| 0) }),
-            Box::pin(client.execute(&locks[0], &session_params[..3])),
             Box::pin(client.execute(&session_statement, &session_params)),
             Box::pin(client.execute(&events_statement, &events_params)),
             Box::pin(client.execute(&message_statement, &message_params)),
-            Box::pin(client.execute(&locks[1], &app_params[..1])),
             Box::pin(client.execute(&app_statement, &app_params)),
-            Box::pin(client.execute(&locks[2], &user_params[..2])),
             Box::pin(client.execute(&user_statement, &user_params)),
             Box::pin(async { client.batch_execute("COMMIT").await.map(|()| 0) }),
         ];

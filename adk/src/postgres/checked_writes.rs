@@ -9,15 +9,13 @@
 // `1`) only send the commit to the locking transaction, which decides. Parameters: the row's key
 // columns, then the removed names, the set keys (a JSONB object), the expected names and their
 // expected values (NULL: absent).
-// Each checked write is preceded by a lock of its row: the write then starts after any commit
-// that held the row has ended, and reads the row as that commit left it. (An `UPDATE` that
-// waited for a row re-checks only part of its `WHERE` against the newer row: with the check
-// alone, two commits expecting the same old value both won.)
-pub(super) const LOCK_SESSION: &str =
-    "SELECT 1 FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3 FOR UPDATE";
-pub(super) const LOCK_APP: &str = "SELECT 1 FROM app_states WHERE app_name = $1 FOR UPDATE";
-pub(super) const LOCK_USER: &str =
-    "SELECT 1 FROM user_states WHERE app_name = $1 AND user_id = $2 FOR UPDATE";
+// Each checked write locks its row in the statement itself: the stored state is read with
+// `FOR UPDATE`, which waits for any commit holding the row and then returns the row as that
+// commit left it (READ COMMITTED follows the update), so the check and the new value see the
+// newest row, and the `UPDATE` after it in the same statement re-finds that row under the lock.
+// (An `UPDATE` alone re-checks only part of its `WHERE` against a row it waited for: with a
+// plain read of the stored state, two commits expecting the same old value both won. Before,
+// a `SELECT … FOR UPDATE` of its own preceded each write: one statement more per row.)
 // The stored state is read once, in a materialized CTE, as an in-memory (decompressed) value:
 // a row's JSONB is compressed and, past ~2 KB, kept out of line (TOAST), and PostgreSQL
 // decompresses a toasted value again at every reference (`state -> name` once per checked
@@ -26,7 +24,7 @@ pub(super) const LOCK_USER: &str =
 // times. `state - '{}'` is the value itself, decompressed (an empty removal returns its input).
 pub(super) const SESSION: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM sessions ",
-    "WHERE app_name = $1 AND user_id = $2 AND id = $3), ",
+    "WHERE app_name = $1 AND user_id = $2 AND id = $3 FOR UPDATE), ",
     "written AS (UPDATE sessions SET state = (stored.state - $4::TEXT[]) || $5::JSONB, ",
     "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
     "WHERE app_name = $1 AND user_id = $2 AND id = $3 AND NOT EXISTS (",
@@ -36,7 +34,7 @@ pub(super) const SESSION: &str = concat!(
 );
 pub(super) const APP: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
-    "WHERE app_name = $1), ",
+    "WHERE app_name = $1 FOR UPDATE), ",
     "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
     "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
     "WHERE app_name = $1 AND NOT EXISTS (",
@@ -46,7 +44,7 @@ pub(super) const APP: &str = concat!(
 );
 pub(super) const USER: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM user_states ",
-    "WHERE app_name = $1 AND user_id = $2), ",
+    "WHERE app_name = $1 AND user_id = $2 FOR UPDATE), ",
     "written AS (UPDATE user_states SET state = (stored.state - $3::TEXT[]) || $4::JSONB, ",
     "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
     "WHERE app_name = $1 AND user_id = $2 AND NOT EXISTS (",

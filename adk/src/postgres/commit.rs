@@ -8,8 +8,8 @@
 //! nine round trips, seven of them with the app's row locked, and between two round trips the
 //! task waits for its turn on the runtime's workers: at 256 turns in flight, milliseconds. Here
 //! the whole transaction is on the wire before the server starts it, and each write checks the
-//! values the turn loaded in its own `WHERE` (right after locking its row, so it reads the row
-//! as the last commit left it): the app's row stays locked only while the server runs the last
+//! values the turn loaded in its own `WHERE` (the write locks its row as it reads it, so it reads
+//! the row as the last commit left it): the app's row stays locked only while the server runs the last
 //! statements and flushes the commit.
 //!
 //! A check that fails must undo the writes before it, with `COMMIT` already sent. Each checked
@@ -42,7 +42,7 @@ use super::records::{Stored, to_json};
 use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
-use super::checked_writes::{APP, LOCK_APP, LOCK_SESSION, LOCK_USER, SESSION, USER};
+use super::checked_writes::{APP, SESSION, USER};
 
 // A held assistant message (`storage::held`), checked as the writes are: an id already taken
 // inserts no row, which aborts the transaction; the locking path then stores the message on
@@ -308,10 +308,9 @@ impl<'a> Planned<'a> {
 /// The statements a group needs, each prepared on the connection before anything is sent (a
 /// statement still being prepared would send its request after the `COMMIT`).
 struct Statements {
-    lock_session: Statement,
     session: Statement,
-    app: Option<(Statement, Statement)>,
-    user: Option<(Statement, Statement)>,
+    app: Option<Statement>,
+    user: Option<Statement>,
     events: Option<Statement>,
     held: Option<Statement>,
     put: Option<Statement>,
@@ -332,18 +331,7 @@ impl Statements {
                 Ok::<_, tokio_postgres::Error>(None)
             }
         };
-        let pair = |wanted: bool, lock: &'static str, write: &'static str| async move {
-            if wanted {
-                Ok(Some((
-                    client.prepare_cached(lock).await?,
-                    client.prepare_cached(write).await?,
-                )))
-            } else {
-                Ok::<_, tokio_postgres::Error>(None)
-            }
-        };
         Ok(Self {
-            lock_session: prepare(LOCK_SESSION).await?,
             session: prepare(SESSION).await?,
             events: maybe(any(|turn| !turn.event_ids.is_empty()), INSERT_EVENTS).await?,
             put: maybe(
@@ -357,8 +345,8 @@ impl Statements {
             )
             .await?,
             held: maybe(any(|turn| !turn.held.is_empty()), HELD_MESSAGE).await?,
-            app: pair(any(|turn| turn.app), LOCK_APP, APP).await?,
-            user: pair(any(|turn| turn.user), LOCK_USER, USER).await?,
+            app: maybe(any(|turn| turn.app), APP).await?,
+            user: maybe(any(|turn| turn.user), USER).await?,
         })
     }
 }
@@ -505,7 +493,7 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) ->
     };
     let statements = &statements;
 
-    // Each request and the turn it belongs to (`None`: the group's, or a lock shared by turns).
+    // Each request and the turn it belongs to (`None`: the group's `BEGIN` and `COMMIT`).
     let mut pending: Vec<Pending<'_>> = Vec::new();
     let mut owners: Vec<Option<usize>> = Vec::new();
     macro_rules! push {
@@ -519,20 +507,12 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) ->
         None,
         Box::pin(async { client.batch_execute("BEGIN").await.map(|()| 0) }),
     );
-    let mut locked = None;
+    // Each checked write locks its row itself (`checked_writes`).
     for index in ordered(&planned, |turn| {
         Some((turn.app_name, turn.user_id, turn.id))
     }) {
         let turn = &planned[index];
         let row = (&turn.app_name, &turn.user_id, &turn.id);
-        if locked != Some(row) {
-            locked = Some(row);
-            let params: [&(dyn ToSql + Sync); 3] = [row.0, row.1, row.2];
-            push!(
-                None,
-                Box::pin(client.execute_raw(&statements.lock_session, params))
-            );
-        }
         let session = &turn.session;
         let params: [&(dyn ToSql + Sync); 7] = [
             row.0,
@@ -588,28 +568,16 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) ->
             }
         }
     }
-    if let Some((lock, write)) = &statements.app {
-        let mut locked = None;
+    if let Some(write) = &statements.app {
         for row in &app_rows {
-            if locked != Some(&row.key) {
-                locked = Some(&row.key);
-                let params: [&(dyn ToSql + Sync); 1] = [&row.key];
-                push!(None, Box::pin(client.execute_raw(lock, params)));
-            }
             let app = &row.writes;
             let params: [&(dyn ToSql + Sync); 5] =
                 [&row.key, &app.removed, &app.set, &app.names, &app.expected];
             push!(Some(row.owner), Box::pin(client.execute_raw(write, params)));
         }
     }
-    if let Some((lock, write)) = &statements.user {
-        let mut locked = None;
+    if let Some(write) = &statements.user {
         for row in &user_rows {
-            if locked != Some(&row.key) {
-                locked = Some(&row.key);
-                let params: [&(dyn ToSql + Sync); 2] = [&row.key.0, &row.key.1];
-                push!(None, Box::pin(client.execute_raw(lock, params)));
-            }
             let user = &row.writes;
             let params: [&(dyn ToSql + Sync); 6] = [
                 &row.key.0,
