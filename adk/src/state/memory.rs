@@ -89,18 +89,23 @@ impl Stored {
 
     fn session(&self, key: &SessionKey) -> Option<Session> {
         let stored = self.sessions.get(key)?;
+        Some(self.session_of(key, stored))
+    }
+
+    /// `stored`, the session at `key`, merged with its app's and user's state.
+    fn session_of(&self, key: &SessionKey, stored: &StoredSession) -> Session {
         let empty = Map::new();
         let app = self.apps.get(&key.app).unwrap_or(&empty);
         let user = self
             .users
             .get(&(key.app.clone(), key.user.clone()))
             .unwrap_or(&empty);
-        Some(Session {
+        Session {
             key: key.clone(),
             state: merge_scopes(app, user, &stored.state),
             last_update_time: stored.last_update_time,
             events: Vec::new(),
-        })
+        }
     }
 }
 
@@ -127,8 +132,9 @@ impl SessionStore for InMemorySessionStore {
             .extend(user);
         let mut new = StoredSession::new();
         new.state = session;
+        let session = stored.session_of(key, &new);
         stored.sessions.insert(key.clone(), new);
-        Ok(stored.session(key).expect("the session was just inserted"))
+        Ok(session)
     }
 
     async fn get_session(&self, key: &SessionKey) -> Result<Option<Session>, SessionStoreError> {
