@@ -127,7 +127,7 @@ impl<M, C> fmt::Debug for DirectCallFuture<'_, M, C> {
 #[diagnostic::on_unimplemented(
     message = "this middleware cannot be called with `&mut {C}`",
     label = "called with the wrong context",
-    note = "a `#[middleware]` fn is called with the context its first pipeline hands it: `&mut TurnContext` for `turn_input` and `turn_output`, `&mut DispatchContext` for `dispatch_input` and `dispatch_output`, `&mut ToolContext` for `tool_execution`"
+    note = "a `#[middleware]` fn is called with the context its first pipeline hands it: `&mut TurnContext` for `turn_input` and `turn_output`, `&mut DispatchContext` for `dispatch_input` and `dispatch_output`, `&mut ToolContext` for `tool_execution`; to share code between middleware of two contexts, move it into a plain fn that both call"
 )]
 #[doc(hidden)]
 pub trait CalledWith<C> {
