@@ -3,6 +3,11 @@
 //! incremented), on SQLite and on PostgreSQL, at 1, 16 and 256 turns in flight. Side by side, in
 //! the same invocation and alternating round by round:
 //!
+//! - adk on SQLite twice, on one file: with `storage.session_store_one_flush()` (row `adk
+//!   SQLite`: the assistant message is inserted in the commit's transaction, one WAL commit a
+//!   turn; what a user keeping storage and sessions in one file picks) and with
+//!   `SqliteSessionStore::open` on the same file (row `adk SQLite, two commits`: the message's
+//!   own commit, then the state's, each on a writer thread of its own);
 //! - adk on PostgreSQL twice: with `storage.session_store()` (the assistant message and the
 //!   state commit each flush the server's log) and with `storage.session_store_one_flush()`
 //!   (the message is written in the commit's transaction: one flush a turn);
@@ -28,7 +33,8 @@
 //! ```
 //!
 //! `ADK_BENCH_ROUNDS` (default 3) and `ADK_BENCH_CONCURRENCY` (default `1,16,256`) change the
-//! shape. Without `ADK_TEST_POSTGRES_URL` or the Python, the rows that need them are reported as
+//! shape; `ADK_BENCH_SQLITE=one-flush` or `=two-commits` runs only that SQLite row (for
+//! instruction counts of one store). Without `ADK_TEST_POSTGRES_URL` or the Python, the rows that need them are reported as
 //! not run, loudly.
 
 // A bench binary: its helpers need no documentation.
@@ -289,16 +295,31 @@ fn main() {
         "sqlite+aiosqlite:///{}",
         folder.join("google-adk.sqlite3").display()
     );
-    let sqlite_runner = runtime.block_on(async {
+    let sqlite_rows = env_or("ADK_BENCH_SQLITE", "both");
+    let (sqlite_runner, sqlite_two_commits) = runtime.block_on(async {
         let storage = SqliteStorage::open(&sqlite_path)
             .await
             .expect("the SQLite file");
+        let one_flush = storage
+            .session_store_one_flush()
+            .await
+            .expect("the SQLite session tables");
         let sessions = SqliteSessionStore::open(&sqlite_path)
             .await
             .expect("the SQLite session tables");
-        runner(
-            SharedStorage::new(storage),
-            SharedSessionStore::new(sessions),
+        (
+            (sqlite_rows != "two-commits").then(|| {
+                runner(
+                    SharedStorage::new(storage.clone()),
+                    SharedSessionStore::new(one_flush),
+                )
+            }),
+            (sqlite_rows != "one-flush").then(|| {
+                runner(
+                    SharedStorage::new(storage),
+                    SharedSessionStore::new(sessions),
+                )
+            }),
         )
     });
 
@@ -345,8 +366,15 @@ fn main() {
     for round in 0..rounds {
         println!("\nround {} of {rounds}", round + 1);
         for &concurrency in &concurrencies {
-            let figure = runtime.block_on(adk_round(&sqlite_runner, "bench", round, concurrency));
-            record(&mut table, "adk SQLite", concurrency, figure);
+            if let Some(runner) = &sqlite_runner {
+                let figure = runtime.block_on(adk_round(runner, "bench", round, concurrency));
+                record(&mut table, "adk SQLite", concurrency, figure);
+            }
+            if let Some(runner) = &sqlite_two_commits {
+                let figure =
+                    runtime.block_on(adk_round(runner, "bench-two-commits", round, concurrency));
+                record(&mut table, "adk SQLite, two commits", concurrency, figure);
+            }
             if let Some(python) = &python {
                 match google_adk_round(python, &google_sqlite, round, concurrency) {
                     Ok(figure) => record(&mut table, "google-adk SQLite", concurrency, figure),
@@ -378,6 +406,16 @@ fn main() {
             (
                 "adk SQLite / google-adk SQLite",
                 "adk SQLite",
+                "google-adk SQLite",
+            ),
+            (
+                "adk SQLite one flush / two commits",
+                "adk SQLite",
+                "adk SQLite, two commits",
+            ),
+            (
+                "adk SQLite, two commits / google-adk",
+                "adk SQLite, two commits",
                 "google-adk SQLite",
             ),
             (

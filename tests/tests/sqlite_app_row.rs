@@ -85,3 +85,62 @@ async fn an_app_row_another_connection_rewrote_is_loaded_and_checked_as_stored()
     // The next load serves the row this store just wrote.
     assert_eq!(turn(&store, &key).await.value("app:count"), Some(&json!(9)));
 }
+
+fn app_row_text(path: &std::path::Path) -> String {
+    Connection::open(path)
+        .expect("a second connection")
+        .query_row(
+            "SELECT state FROM app_states WHERE app_name = 'shop'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("the app row")
+}
+
+/// A commit serializes only the app keys it changed and copies the rest from the text it wrote
+/// last; the row must still be byte for byte what `json.dumps` writes for the whole state, and
+/// a row another writer laid out differently is written afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_row_rewritten_key_by_key_is_the_json_dumps_layout_of_the_whole_state() {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let path = folder.path().join("sessions.db");
+    let store = SqliteSessionStore::open(&path).await.expect("the store");
+    let key = SessionKey::new("shop", "ada", "s-1");
+    store
+        .create_session(
+            &key,
+            map(json!({"app:a": 1, "app:é": "日本", "app:z": [1.5]})),
+        )
+        .await
+        .expect("the session");
+    let writes = [
+        ("app:a", json!(2)),
+        ("app:new", json!({"n": null})),
+        ("app:z", json!(1e-5)),
+    ];
+    for (name, value) in writes {
+        let mut state = turn(&store, &key).await;
+        state.set_value(name, value).expect("a write");
+        store
+            .commit_turn(&key, state.to_commit(&ThreadId::default()))
+            .await
+            .expect("the commit");
+    }
+    assert_eq!(
+        app_row_text(&path),
+        r#"{"a": 2, "\u00e9": "\u65e5\u672c", "z": 1e-05, "new": {"n": null}}"#
+    );
+    // Another writer lays the row out its own way (compact, another order): the next commit
+    // rewrites all of it in `json.dumps` layout, in the order it was read.
+    write_app_row(&path, r#"{"z":3,"a":2,"new":{"n":null}}"#);
+    let mut state = turn(&store, &key).await;
+    state.set_value("app:a", json!(5)).expect("a write");
+    store
+        .commit_turn(&key, state.to_commit(&ThreadId::default()))
+        .await
+        .expect("the commit");
+    assert_eq!(
+        app_row_text(&path),
+        r#"{"z": 3, "a": 5, "new": {"n": null}}"#
+    );
+}

@@ -14,14 +14,17 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
+use super::adk_json::Spans;
 use crate::state::SessionStoreError;
 
-/// One app's row: its name, its `state` text and that text parsed.
+/// One app's row: its name, its `state` text and that text parsed, and where each entry is in
+/// the text when the store wrote it (`adk_json::rewrite`; `None` for a text it read).
 #[derive(Debug)]
 struct Kept {
     app: String,
     text: String,
     state: Map<String, Value>,
+    spans: Option<Spans>,
 }
 
 /// The last app row the store's connection read or wrote (one app's; an agent serves one app,
@@ -50,32 +53,41 @@ impl AppRow {
             app: app.to_owned(),
             text,
             state: state.clone(),
+            spans: None,
         });
         Ok(state)
     }
 
     /// Like [`parsed`](Self::parsed), but hands over the kept state instead of copying it (for a
-    /// commit, which changes it and then [`keep`](Self::keep)s what it wrote).
+    /// commit, which changes it and then [`keep`](Self::keep)s what it wrote), with the spans of
+    /// its entries in `text` when the store wrote that text.
     pub(super) fn take(
         &self,
         app: &str,
         text: &str,
         parse: impl FnOnce(&str) -> Result<Map<String, Value>, SessionStoreError>,
-    ) -> Result<Map<String, Value>, SessionStoreError> {
+    ) -> Result<(Map<String, Value>, Option<Spans>), SessionStoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match kept.take() {
-            Some(kept) if kept.app == app && kept.text == text => Ok(kept.state),
-            _ => parse(text),
+            Some(kept) if kept.app == app && kept.text == text => Ok((kept.state, kept.spans)),
+            _ => Ok((parse(text)?, None)),
         }
     }
 
     /// Keeps `state` as `app`'s row whose text is `text`: `text` is `state` serialized (what
-    /// was just written) or the text `state` was parsed from.
-    pub(super) fn keep(&self, app: &str, text: String, state: Map<String, Value>) {
+    /// was just written, with its entries' `spans`) or the text `state` was parsed from.
+    pub(super) fn keep(
+        &self,
+        app: &str,
+        text: String,
+        state: Map<String, Value>,
+        spans: Option<Spans>,
+    ) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Kept {
             app: app.to_owned(),
             text,
             state,
+            spans,
         });
     }
 }
@@ -125,7 +137,10 @@ mod tests {
             row.parsed("shop", second.into(), parse).expect("parsed")["turns"],
             5
         );
-        assert_eq!(row.take("shop", second, parse).expect("parsed")["turns"], 5);
+        assert_eq!(
+            row.take("shop", second, parse).expect("parsed").0["turns"],
+            5
+        );
         // Taken: the next read parses, whatever its text.
         let failing = |_: &str| Err(SessionStoreError::InvalidData("parsed".into()));
         assert!(row.take("shop", second, failing).is_err());
@@ -136,19 +151,22 @@ mod tests {
         let row = AppRow::default();
         let failing = |_: &str| Err(SessionStoreError::InvalidData("parsed".into()));
         let text = r#"{"turns": 2}"#;
-        row.keep("shop", text.into(), state(json!({"turns": 2})));
+        row.keep("shop", text.into(), state(json!({"turns": 2})), None);
         assert_eq!(
             row.parsed("shop", text.into(), failing).expect("parsed")["turns"],
             2
         );
         assert!(row.parsed("other app", text.into(), failing).is_err());
-        row.keep("shop", text.into(), state(json!({"turns": 2})));
+        row.keep("shop", text.into(), state(json!({"turns": 2})), None);
         assert!(
             row.parsed("shop", r#"{"turns": 3}"#.into(), failing)
                 .is_err()
         );
         // A read of another text parsed (here: failed to) and left the kept state in place.
-        assert_eq!(row.take("shop", text, failing).expect("parsed")["turns"], 2);
+        assert_eq!(
+            row.take("shop", text, failing).expect("parsed").0["turns"],
+            2
+        );
         assert!(row.take("shop", text, failing).is_err());
     }
 }

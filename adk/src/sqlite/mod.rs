@@ -107,6 +107,7 @@ mod app_row;
 mod approvals;
 mod blob;
 mod error;
+mod held;
 mod ledger;
 mod lineage;
 mod owner;
@@ -114,16 +115,19 @@ mod records;
 mod schema;
 mod session;
 mod session_events;
+mod session_schema;
 mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::bytes::{ConduitBytes, MediaReader, SpoolReader};
+use crate::primitives::Role;
 use crate::primitives::{
     Memory, Message, Retrievable, RetrievableContent, StandingInstruction, Thought, Tool, ToolCall,
 };
-use crate::storage::{StorageAdapter, StorageContext, StorageError};
+use crate::state::SessionStoreError;
+use crate::storage::{CommitPartner, StorageAdapter, StorageContext, StorageError};
 
 pub use error::SqliteError;
 pub use session::SqliteSessionStore;
@@ -170,6 +174,9 @@ const READER_COUNT: usize = 2;
 pub struct SqliteStorage {
     workers: Arc<Workers>,
     path: Arc<PathBuf>,
+    /// This database, for the session store [`session_store_one_flush`](Self::session_store_one_flush)
+    /// hands out: its commits take the turn's held assistant messages (`storage::held`).
+    partner: CommitPartner,
 }
 
 impl SqliteStorage {
@@ -209,6 +216,7 @@ impl SqliteStorage {
         Ok(Self {
             workers,
             path: Arc::new(path),
+            partner: CommitPartner::new(),
         })
     }
 
@@ -239,6 +247,7 @@ impl SqliteStorage {
         Ok(Self {
             workers: Workers::start_in_memory().await?,
             path: Arc::new(PathBuf::from(":memory:")),
+            partner: CommitPartner::new(),
         })
     }
 
@@ -360,6 +369,54 @@ impl SqliteStorage {
             .await
     }
 
+    /// A [`SqliteSessionStore`] on this database that also writes the assistant messages a
+    /// turn stores through this storage in the transaction committing the turn's state: such a
+    /// turn makes one WAL commit instead of two (the message's own, then the state's) and hands
+    /// one job fewer to a database thread. The store commits on this storage's writer
+    /// connection and loads a turn's state on its readers (the session tables, Google ADK's v1
+    /// layout, live in this file), so it needs no thread of its own. The messages are held in the turn until its commit, or until any other call
+    /// of the turn to this storage, which writes them first; the runner writes what no commit
+    /// took (a failed or aborted turn, a refused commit) before `run` returns.
+    ///
+    /// Durability is unchanged: the commit returns only once its transaction is in the WAL,
+    /// and a process killed before it loses the held answer exactly as if it had been killed
+    /// before the model answered. The trade: `store_message` of an assistant message returns
+    /// before the row exists, so a message id already stored is not reported by that call as
+    /// [`StorageError::Conflict`]; the turn's commit fails instead (`E_STATE_COMMIT_FAILED`,
+    /// the conflict as its source), commits none of the turn's state, and the runner's write
+    /// of the message reports the conflict too. Use [`SqliteSessionStore::open`] on the same
+    /// file when an executor relies on that conflict.
+    ///
+    /// # Errors
+    ///
+    /// As for [`SqliteSessionStore::open`]: the session tables cannot be created, or the file
+    /// holds Google ADK tables of another schema version or a `sessions` table that is not
+    /// Google ADK's.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// # let folder = std::env::temp_dir().join(format!("adk-sqlite-one-flush-doc-{}", std::process::id()));
+    /// let storage = adk::sqlite::SqliteStorage::open(folder.join("agent.db")).await?;
+    /// let runner = adk::TurnRunner::builder()
+    ///     .storage(storage.clone())
+    ///     .session_store(storage.session_store_one_flush().await?)
+    ///     .executor(adk::dispatch::executor_fn(|ctx: &mut adk::DispatchContext| {
+    ///         Box::pin(async move {
+    ///             ctx.ack()?;
+    ///             Ok::<(), adk::pipeline::BoxError>(())
+    ///         })
+    ///     }))
+    ///     .build();
+    /// # let _ = runner;
+    /// # std::fs::remove_dir_all(&folder).ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn session_store_one_flush(&self) -> Result<SqliteSessionStore, SessionStoreError> {
+        SqliteSessionStore::on_storage(Arc::clone(&self.workers), &self.path, self.partner.clone())
+            .await
+    }
+
     fn reattach(
         &self,
         ctx: &StorageContext,
@@ -390,10 +447,22 @@ impl SqliteStorage {
         BlobSource::new(Arc::clone(&self.workers), conduit, Owner::of(ctx), id)
     }
 
+    /// Writes, oldest first, the assistant messages the turn's hold keeps for this database
+    /// (`storage::held`): every call but the holding store's commit makes this first, so a held
+    /// message is never read past, overtaken or outlived by a write of the same turn. A failed
+    /// write's error is this call's; the messages after it stay held.
+    async fn release(&self, ctx: &StorageContext) -> Result<(), StorageError> {
+        match ctx.held_for(&self.partner) {
+            Some(held) => held::write_held(&self.workers, held).await,
+            None => Ok(()),
+        }
+    }
+
     async fn fetch<Record: Stored>(
         &self,
         ctx: &StorageContext,
     ) -> Result<Vec<Record>, StorageError> {
+        self.release(ctx).await?;
         records::fetch(&self.workers, ctx).await
     }
 
@@ -402,6 +471,7 @@ impl SqliteStorage {
         ctx: &StorageContext,
         record: Record,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::store(&self.workers, ctx, record).await
     }
 
@@ -410,6 +480,7 @@ impl SqliteStorage {
         ctx: &StorageContext,
         record: Record,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::mutate(&self.workers, ctx, record).await
     }
 
@@ -418,6 +489,7 @@ impl SqliteStorage {
         ctx: &StorageContext,
         key: String,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::delete::<Record>(&self.workers, ctx, key).await
     }
 }
@@ -488,6 +560,16 @@ impl StorageAdapter for SqliteStorage {
         ctx: &StorageContext,
         message: Message,
     ) -> Result<(), StorageError> {
+        // An assistant message of a turn whose session store commits on this database's
+        // writer waits for that commit's transaction: one WAL commit for the turn
+        // (`storage::held`).
+        let message = match ctx.held_for(&self.partner) {
+            Some(held) if message.role() == Role::Assistant => match held.hold(ctx, message) {
+                None => return Ok(()),
+                Some(closed) => closed,
+            },
+            _ => message,
+        };
         self.store(ctx, message).await
     }
 
@@ -598,6 +680,7 @@ impl StorageAdapter for SqliteStorage {
         id: String,
         bytes: ConduitBytes,
     ) -> Result<MediaReader, StorageError> {
+        self.release(ctx).await?;
         blob::write(&self.workers, ctx, Conduit::Media, id.clone(), bytes).await?;
         Ok(MediaReader::new(self.source(ctx, Conduit::Media, id)))
     }
@@ -608,6 +691,7 @@ impl StorageAdapter for SqliteStorage {
         id: String,
         bytes: ConduitBytes,
     ) -> Result<SpoolReader, StorageError> {
+        self.release(ctx).await?;
         blob::write(&self.workers, ctx, Conduit::Retrievable, id.clone(), bytes).await?;
         Ok(SpoolReader::new(self.source(ctx, Conduit::Retrievable, id)))
     }
@@ -617,6 +701,7 @@ impl StorageAdapter for SqliteStorage {
         ctx: &StorageContext,
         id: String,
     ) -> Result<Option<MediaReader>, StorageError> {
+        self.release(ctx).await?;
         self.media_reader(ctx, &id).await
     }
 
@@ -625,6 +710,7 @@ impl StorageAdapter for SqliteStorage {
         ctx: &StorageContext,
         id: String,
     ) -> Result<Option<SpoolReader>, StorageError> {
+        self.release(ctx).await?;
         self.retrievable_reader(ctx, &id).await
     }
 
@@ -636,6 +722,7 @@ impl StorageAdapter for SqliteStorage {
         ids: Vec<String>,
         replacements: Vec<ToolCall>,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         records::replace_tool_call_group(&self.workers, ctx, ids, replacements).await
     }
 
@@ -646,6 +733,7 @@ impl StorageAdapter for SqliteStorage {
         ctx: &StorageContext,
         intent: crate::storage::ledger::ToolIntent,
     ) -> Result<Option<crate::storage::ledger::ToolRecord>, StorageError> {
+        self.release(ctx).await?;
         ledger::record_intent(&self.workers, ctx, intent).await
     }
 
@@ -655,6 +743,7 @@ impl StorageAdapter for SqliteStorage {
         call_id: String,
         result: crate::storage::ledger::ToolResult,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         ledger::record_result(&self.workers, ctx, call_id, result).await
     }
 
@@ -664,6 +753,7 @@ impl StorageAdapter for SqliteStorage {
         ctx: &StorageContext,
         request: crate::storage::approvals::ApprovalRequest,
     ) -> Result<Option<crate::storage::approvals::ApprovalRecord>, StorageError> {
+        self.release(ctx).await?;
         approvals::record_request(&self.workers, ctx, request).await
     }
 
@@ -671,6 +761,7 @@ impl StorageAdapter for SqliteStorage {
         &self,
         ctx: &StorageContext,
     ) -> Result<Vec<crate::storage::approvals::ApprovalRequest>, StorageError> {
+        self.release(ctx).await?;
         approvals::pending(&self.workers, ctx).await
     }
 
@@ -680,6 +771,7 @@ impl StorageAdapter for SqliteStorage {
         call_id: String,
         decision: serde_json::Value,
     ) -> Result<crate::storage::approvals::Answered, StorageError> {
+        self.release(ctx).await?;
         approvals::answer(&self.workers, ctx, call_id, decision).await
     }
 
@@ -690,6 +782,7 @@ impl StorageAdapter for SqliteStorage {
         tool_call: ToolCall,
         result: crate::storage::ledger::ToolResult,
     ) -> Result<(), StorageError> {
+        self.release(ctx).await?;
         ledger::mutate_call_with_result(&self.workers, ctx, tool_call, result).await
     }
 }

@@ -152,36 +152,46 @@ pub(super) async fn store<Record: Stored>(
     let turn_id = ctx.turn_id().as_str().to_owned();
     workers
         .writer
-        .run(move |connection| {
-            let operation = || format!("storing {} `{key}`", Record::KIND.singular());
-            let on_conflict = if Record::STORE_IS_IDEMPOTENT {
-                " ON CONFLICT DO NOTHING"
-            } else {
-                ""
-            };
-            // One statement is its own transaction; the statement is prepared once per
-            // connection and reused.
-            let inserted = connection
-                .prepare_cached(&format!(
-                    "INSERT INTO {} ({COLUMNS}, id, turn_id, record)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7){on_conflict}",
-                    Record::TABLE
-                ))
-                .and_then(|mut statement| {
-                    statement.execute(owner_params!(owner, key, turn_id, json))
-                });
-            match inserted {
-                Ok(_) => Ok(()),
-                Err(error) if error.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
-                    Err(StorageError::Conflict {
-                        kind: Record::KIND,
-                        id: key,
-                    })
-                }
-                Err(error) => Err(backend(operation())(error)),
-            }
-        })
+        .run(move |connection| insert::<Record>(connection, &owner, key, &turn_id, &json))
         .await
+}
+
+/// Inserts one record's row on `connection`: on its own a statement is its own transaction;
+/// inside one (a session store's commit taking a turn's held messages) it joins it. An id
+/// already stored for the owner is [`StorageError::Conflict`].
+pub(super) fn insert<Record: Stored>(
+    connection: &rusqlite::Connection,
+    owner: &Owner,
+    key: String,
+    turn_id: &str,
+    json: &str,
+) -> Result<(), StorageError> {
+    let on_conflict = if Record::STORE_IS_IDEMPOTENT {
+        " ON CONFLICT DO NOTHING"
+    } else {
+        ""
+    };
+    // The statement is prepared once per connection and reused.
+    let inserted = connection
+        .prepare_cached(&format!(
+            "INSERT INTO {} ({COLUMNS}, id, turn_id, record)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7){on_conflict}",
+            Record::TABLE
+        ))
+        .and_then(|mut statement| statement.execute(owner_params!(owner, key, turn_id, json)));
+    match inserted {
+        Ok(_) => Ok(()),
+        Err(error) if error.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+            Err(StorageError::Conflict {
+                kind: Record::KIND,
+                id: key,
+            })
+        }
+        Err(error) => Err(backend(format!(
+            "storing {} `{key}`",
+            Record::KIND.singular()
+        ))(error)),
+    }
 }
 
 /// Deletes the tool calls `ids` names and stores `replacements`, in one transaction: all of it

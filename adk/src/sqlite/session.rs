@@ -9,41 +9,18 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use serde_json::{Map, Value};
 
 use super::app_row::AppRow;
-use super::error::SqliteError;
 use super::session_events::{TimeColumns, insert_events, read_events, read_time};
-use super::worker::Worker;
+use super::session_schema::{
+    SHARED_STATEMENT_CACHE, STATEMENT_CACHE, has_tables, prepare, refuse_unusable,
+};
+use super::worker::{Worker, Workers};
 use crate::ids::{AppName, ThreadId, UserId};
 use crate::state::{
     ForkPoint, ForkRecord, GetSessionConfig, LoadedTurn, MiddlewareStateRecord,
     MiddlewareStateWrite, RecordScope, Session, SessionKey, SessionStore, SessionStoreError,
     StateCommit, StateWrite, TurnCommit, merge_scopes, split_by_scope,
 };
-use crate::storage::StorageError;
-
-// Google ADK's v1 tables, created in a new file and completed in a v1 file; never in a
-// `SqliteSessionService` file, whose own tables are used as they are.
-const ADK_V1_SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS adk_internal_metadata (\"key\" VARCHAR(128) PRIMARY KEY, value VARCHAR(256) NOT NULL);
-CREATE TABLE IF NOT EXISTS app_states (app_name VARCHAR(128) PRIMARY KEY, state TEXT NOT NULL, update_time DATETIME NOT NULL);
-CREATE TABLE IF NOT EXISTS user_states (app_name VARCHAR(128), user_id VARCHAR(128), state TEXT NOT NULL, update_time DATETIME NOT NULL,
-    PRIMARY KEY (app_name, user_id));
-CREATE TABLE IF NOT EXISTS sessions (app_name VARCHAR(128), user_id VARCHAR(128), id VARCHAR(128), state TEXT NOT NULL,
-    create_time DATETIME NOT NULL, update_time DATETIME NOT NULL, PRIMARY KEY (app_name, user_id, id));
-CREATE TABLE IF NOT EXISTS events (id VARCHAR(128), app_name VARCHAR(128), user_id VARCHAR(128), session_id VARCHAR(128),
-    invocation_id VARCHAR(256) NOT NULL, timestamp DATETIME NOT NULL, event_data TEXT,
-    PRIMARY KEY (id, app_name, user_id, session_id),
-    FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE);
-CREATE INDEX IF NOT EXISTS idx_events_app_user_session_ts_id ON events (app_name, user_id, session_id, timestamp DESC, id DESC);
-INSERT OR IGNORE INTO adk_internal_metadata (\"key\", value) VALUES ('schema_version', '1');
-";
-
-// adk's own table (middleware-state records), which google-adk ignores.
-const ADK_RS_SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_id VARCHAR(128), session_id VARCHAR(128),
-    thread_id VARCHAR(128) NOT NULL, record_key VARCHAR(256) NOT NULL, version INTEGER NOT NULL, record TEXT NOT NULL,
-    PRIMARY KEY (app_name, user_id, session_id, thread_id, record_key),
-    FOREIGN KEY (app_name, user_id, session_id) REFERENCES sessions(app_name, user_id, id) ON DELETE CASCADE);
-";
+use crate::storage::{CommitPartner, StorageError};
 
 /// A [`SessionStore`] in one SQLite file, laid out as Google ADK's `DatabaseSessionService`
 /// v1 schema (`app_states`, `user_states`, `sessions`, `events`, `adk_internal_metadata` with
@@ -55,7 +32,10 @@ CREATE TABLE IF NOT EXISTS adk_rs_middleware_state (app_name VARCHAR(128), user_
 /// mode), and each commit is one `IMMEDIATE` transaction. Its statements are prepared once per
 /// connection and cached, and it keeps the app row it last read or wrote parsed in memory (one
 /// app's), parsing a row again only when the text stored in it differs.
-/// It may share a file with [`SqliteStorage`](super::SqliteStorage).
+/// It may share a file with [`SqliteStorage`](super::SqliteStorage); the store that
+/// [`SqliteStorage::session_store_one_flush`](super::SqliteStorage::session_store_one_flush)
+/// hands out commits on the storage's writer connection and loads turns on its readers instead
+/// of a thread of its own, and commits a turn's assistant messages with its state.
 ///
 /// ```
 /// use adk::sqlite::SqliteSessionStore;
@@ -74,6 +54,12 @@ pub struct SqliteSessionStore {
     worker: Arc<Worker>,
     times: TimeColumns,
     app_row: Arc<AppRow>,
+    /// The `SqliteStorage`'s partner when the store runs on its writer: its commits then take
+    /// the turn's held assistant messages (`storage::held`, `super::held`).
+    partner: Option<CommitPartner>,
+    /// The storage's connections when the store runs on its writer: a turn's load runs on
+    /// one of its readers when the writer is busy, beside its commits (WAL lets them).
+    readers: Option<Arc<Workers>>,
 }
 
 fn db(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> SessionStoreError {
@@ -82,133 +68,6 @@ fn db(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> SessionStoreEr
 
 fn storage(error: StorageError) -> SessionStoreError {
     SessionStoreError::backend(error)
-}
-
-// Every statement of a turn's load and commit is prepared once per connection and cached
-// (preparing them afresh was a sixth of a turn's time); a dozen in all, under this bound.
-const STATEMENT_CACHE: usize = 32;
-
-fn prepare(connection: &mut Connection) -> Result<(), StorageError> {
-    super::schema::cache_statements(connection, STATEMENT_CACHE)?;
-    connection
-        .busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(|error| StorageError::backend(error.to_string()))?;
-    connection
-        .pragma_update(None, "foreign_keys", "ON")
-        .map_err(|error| StorageError::backend(error.to_string()))?;
-    let times = TimeColumns::of(connection).map_err(|error| {
-        StorageError::backend(format!("reading the `sessions` columns: {error}"))
-    })?;
-    connection
-        .execute_batch(ADK_RS_SCHEMA)
-        .map_err(|error| StorageError::backend(format!("creating adk's tables: {error}")))?;
-    connection
-        .execute_batch(super::lineage::FORKS_TABLE)
-        .map_err(|error| StorageError::backend(format!("creating the lineage table: {error}")))?;
-    if times == TimeColumns::Real {
-        // A `SqliteSessionService` file: its tables are used as google-adk made them.
-        return Ok(());
-    }
-    connection
-        .execute_batch(ADK_V1_SCHEMA)
-        .map_err(|error| StorageError::backend(format!("creating the ADK v1 tables: {error}")))?;
-    let version: String = connection
-        .query_row(
-            "SELECT value FROM adk_internal_metadata WHERE \"key\" = 'schema_version'",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(|error| StorageError::backend(error.to_string()))?;
-    if version != "1" {
-        return Err(StorageError::backend(format!(
-            "the session tables have ADK schema version `{version}`; this store reads version 1 \
-             (migrate with google-adk's migration tools)"
-        )));
-    }
-    Ok(())
-}
-
-// Google ADK's `sessions` columns this store reads and writes.
-const SESSION_COLUMNS: [&str; 6] = [
-    "app_name",
-    "user_id",
-    "id",
-    "state",
-    "create_time",
-    "update_time",
-];
-
-/// Refuses, with read-only queries only, a file this store must not write: Google ADK session
-/// tables of another schema version, or a `sessions` table that is not Google ADK's. Runs before
-/// the WAL switch (which rewrites the file's header), so a refused file is left unchanged.
-fn refuse_unusable(connection: &Connection, path: &Path) -> Result<(), StorageError> {
-    let failed = |operation: &'static str| {
-        move |error: rusqlite::Error| {
-            StorageError::backend(format!("SQLite failed while {operation}: {error}"))
-        }
-    };
-    let has_table = |table: &str| {
-        connection
-            .query_row(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                [table],
-                |_| Ok(()),
-            )
-            .optional()
-            .map(|found| found.is_some())
-            .map_err(failed("listing the tables already in the file"))
-    };
-    if has_table("adk_internal_metadata")? {
-        let version: Option<String> = connection
-            .query_row(
-                "SELECT value FROM adk_internal_metadata WHERE \"key\" = 'schema_version'",
-                [],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(failed("reading the ADK schema version"))?;
-        if let Some(found) = version.filter(|version| version != "1") {
-            return Err(StorageError::backend(
-                SqliteError::SessionSchemaUnsupported {
-                    path: path.to_owned(),
-                    found,
-                },
-            ));
-        }
-    }
-    if has_table("sessions")? {
-        let columns = connection
-            .prepare("SELECT name FROM pragma_table_info('sessions')")
-            .and_then(|mut statement| {
-                statement
-                    .query_map([], |row| row.get::<_, String>(0))?
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(failed("reading the columns of `sessions`"))?;
-        if let Some(column) = SESSION_COLUMNS
-            .into_iter()
-            .find(|column| !columns.iter().any(|name| name == column))
-        {
-            return Err(StorageError::backend(SqliteError::ForeignSessionsTable {
-                path: path.to_owned(),
-                column,
-            }));
-        }
-    }
-    Ok(())
-}
-
-/// Whether the file holds any table yet: a file without one is new, made by this store.
-fn has_tables(connection: &Connection) -> Result<bool, StorageError> {
-    connection
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(|error| {
-            StorageError::backend(format!("SQLite failed while listing the tables: {error}"))
-        })
 }
 
 impl SqliteSessionStore {
@@ -220,9 +79,12 @@ impl SqliteSessionStore {
     /// # Errors
     ///
     /// A backend error when the file cannot be opened or a new file switched to WAL. A file
-    /// whose ADK schema version is not `'1'` ([`SqliteError::SessionSchemaUnsupported`]) or whose
-    /// `sessions` table is not Google ADK's ([`SqliteError::ForeignSessionsTable`]) is refused
-    /// before anything is written to it, so it is left byte-for-byte unchanged.
+    /// whose ADK schema version is not `'1'` ([`SqliteError::SessionSchemaUnsupported`]) or
+    /// whose `sessions` table is not Google ADK's ([`SqliteError::ForeignSessionsTable`]) is
+    /// refused before anything is written to it, so it is left byte-for-byte unchanged.
+    ///
+    /// [`SqliteError::SessionSchemaUnsupported`]: super::SqliteError::SessionSchemaUnsupported
+    /// [`SqliteError::ForeignSessionsTable`]: super::SqliteError::ForeignSessionsTable
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, SessionStoreError> {
         let path = path.as_ref().to_owned();
         if let Some(folder) = path
@@ -259,12 +121,34 @@ impl SqliteSessionStore {
                     .pragma_update(None, "synchronous", "NORMAL")
                     .map_err(|error| StorageError::backend(error.to_string()))?;
             }
-            prepare(&mut connection)?;
+            prepare(&mut connection, STATEMENT_CACHE)?;
             Ok(connection)
         })
         .await
         .map_err(storage)?;
-        Self::with_worker(worker).await
+        Self::with_worker(worker, None).await
+    }
+
+    /// The store `SqliteStorage::session_store_one_flush` hands out: on the storage's writer
+    /// connection (to the file at `path`), its commits taking the turn's held messages, its
+    /// turns' loads on the storage's readers.
+    pub(super) async fn on_storage(
+        workers: Arc<Workers>,
+        path: &Path,
+        partner: CommitPartner,
+    ) -> Result<Self, SessionStoreError> {
+        let path = path.to_owned();
+        workers
+            .writer
+            .run(move |connection| {
+                refuse_unusable(connection, &path)?;
+                prepare(connection, SHARED_STATEMENT_CACHE)
+            })
+            .await
+            .map_err(storage)?;
+        let mut store = Self::with_worker(workers.writer.clone(), Some(partner)).await?;
+        store.readers = Some(workers);
+        Ok(store)
     }
 
     /// A fresh database in memory only, for tests.
@@ -276,15 +160,18 @@ impl SqliteSessionStore {
         let worker = Worker::start("adk-sqlite-sessions", || {
             let mut connection = Connection::open_in_memory()
                 .map_err(|error| StorageError::backend(error.to_string()))?;
-            prepare(&mut connection)?;
+            prepare(&mut connection, STATEMENT_CACHE)?;
             Ok(connection)
         })
         .await
         .map_err(storage)?;
-        Self::with_worker(worker).await
+        Self::with_worker(worker, None).await
     }
 
-    async fn with_worker(worker: Worker) -> Result<Self, SessionStoreError> {
+    async fn with_worker(
+        worker: Worker,
+        partner: Option<CommitPartner>,
+    ) -> Result<Self, SessionStoreError> {
         let times = worker
             .run(|connection| {
                 TimeColumns::of(connection)
@@ -296,6 +183,8 @@ impl SqliteSessionStore {
             worker: Arc::new(worker),
             times,
             app_row: Arc::default(),
+            partner,
+            readers: None,
         })
     }
 
@@ -304,6 +193,24 @@ impl SqliteSessionStore {
         work: impl FnOnce(&mut Connection) -> Result<T, SessionStoreError> + Send + 'static,
     ) -> Result<T, SessionStoreError> {
         self.worker
+            .run(move |connection| Ok(work(connection)))
+            .await
+            .map_err(storage)?
+    }
+
+    /// [`call`](Self::call) for a read, which runs on a reader connection when the store has
+    /// them and the writer is busy. An idle writer takes it: its page cache is current (a
+    /// reader's is stale after each commit, and re-reading pages cost more than the hand-off
+    /// saved alone), while under load reads then run beside the commits.
+    async fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, SessionStoreError> + Send + 'static,
+    ) -> Result<T, SessionStoreError> {
+        let worker = match &self.readers {
+            Some(workers) if self.worker.is_busy() => workers.reader(),
+            _ => &*self.worker,
+        };
+        worker
             .run(move |connection| Ok(work(connection)))
             .await
             .map_err(storage)?
@@ -383,8 +290,17 @@ fn write_app(
     app: &str,
     state: &Map<String, Value>,
     now: &SqlValue,
-) -> Result<String, SessionStoreError> {
-    let text = to_json(state);
+) -> Result<(), SessionStoreError> {
+    write_app_text(tx, app, &to_json(state), now)
+}
+
+/// Writes `text`, an app state in `json.dumps` layout, as `app`'s row.
+fn write_app_text(
+    tx: &Transaction<'_>,
+    app: &str,
+    text: &str,
+    now: &SqlValue,
+) -> Result<(), SessionStoreError> {
     execute_cached(
         tx,
         "INSERT INTO app_states (app_name, state, update_time) VALUES (?1, ?2, ?3)
@@ -392,7 +308,7 @@ fn write_app(
         params![app, text, now],
     )
     .map_err(db("writing app state"))?;
-    Ok(text)
+    Ok(())
 }
 
 fn write_user(
@@ -602,7 +518,7 @@ impl SessionStore for SqliteSessionStore {
         thread.check()?;
         let (key, thread) = (key.clone(), thread.clone());
         let app_row = Arc::clone(&self.app_row);
-        self.call(move |connection| {
+        self.read(move |connection| {
             let tx = connection.transaction().map_err(db("starting a read"))?;
             let middleware = {
                 let mut statement = tx
@@ -675,92 +591,106 @@ impl SessionStore for SqliteSessionStore {
         commit.check_threads()?;
         let (key, times) = (key.clone(), self.times);
         let app_row = Arc::clone(&self.app_row);
-        self.call(move |connection| {
-            let tx = connection
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(db("starting a commit"))?;
-            let (app, user) = (key.app.as_str(), key.user.as_str());
-            // The row's text as stored now; the app's state written, when this commit writes it.
-            let mut app_text = app_text(&tx, app)?;
-            let mut app_map = match &app_text {
-                Some(text) => app_row.take(app, text, parse_state)?,
-                None => Map::new(),
-            };
-            let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
-            let existing = session_row(&tx, &key)?;
-            let session_exists = existing.is_some();
-            let mut session_map = existing.map(|(state, _)| state).unwrap_or_default();
-            commit.resolve(&app_map, &user_map, &session_map)?;
-            let now = times.value(Timestamp::now());
-            if !commit.app.is_empty() {
+        // The turn's assistant messages held for this commit: inserted last in its transaction.
+        let turn_writes = commit.held.clone();
+        let (writes, rows) = super::held::take(self.partner.as_ref(), &turn_writes)?;
+        let committed = self
+            .call(move |connection| {
+                let tx = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(db("starting a commit"))?;
+                let (app, user) = (key.app.as_str(), key.user.as_str());
+                // The row's text as stored now; the app's state written, when this commit writes it.
+                let mut app_text = app_text(&tx, app)?;
+                let (mut app_map, mut spans) = match &app_text {
+                    Some(text) => app_row.take(app, text, parse_state)?,
+                    None => (Map::new(), None),
+                };
+                let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
+                let existing = session_row(&tx, &key)?;
+                let session_exists = existing.is_some();
+                let mut session_map = existing.map(|(state, _)| state).unwrap_or_default();
+                commit.resolve(&app_map, &user_map, &session_map)?;
+                let now = times.value(Timestamp::now());
                 StateWrite::apply_all(&commit.app, &mut app_map);
-                app_text = Some(write_app(&tx, app, &app_map, &now)?);
-            }
-            if !commit.user.is_empty() {
-                StateWrite::apply_all(&commit.user, &mut user_map);
-                write_user(&tx, app, user, &user_map, &now)?;
-            }
-            StateWrite::apply_all(&commit.session, &mut session_map);
-            if !session_exists {
                 // ADK expects the app and user rows of every session to exist.
-                app_text = Some(write_app(&tx, app, &app_map, &now)?);
-                write_user(&tx, app, user, &user_map, &now)?;
-            }
-            execute_cached(
-                &tx,
-                "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
+                if !commit.app.is_empty() || !session_exists {
+                    // Only the entries this commit changed are serialized when the store wrote the
+                    // row's text itself; the others are copied from it.
+                    let previous = app_text.as_deref().zip(spans.as_deref());
+                    let (text, written) = super::adk_json::rewrite(&app_map, previous, &commit.app);
+                    write_app_text(&tx, app, &text, &now)?;
+                    (app_text, spans) = (Some(text), Some(written));
+                }
+                if !commit.user.is_empty() || !session_exists {
+                    StateWrite::apply_all(&commit.user, &mut user_map);
+                    write_user(&tx, app, user, &user_map, &now)?;
+                }
+                StateWrite::apply_all(&commit.session, &mut session_map);
+                execute_cached(
+                    &tx,
+                    "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5)
                  ON CONFLICT (app_name, user_id, id) DO UPDATE SET state = excluded.state,
                  update_time = excluded.update_time",
-                params![app, user, key.session.as_str(), to_json(&session_map), now],
-            )
-            .map_err(db("writing session state"))?;
-            insert_events(&tx, &key, times, &commit.events)?;
-            for write in &commit.middleware {
-                match write {
-                    MiddlewareStateWrite::Put(record) => execute_cached(
-                        &tx,
-                        "INSERT INTO adk_rs_middleware_state
+                    params![app, user, key.session.as_str(), to_json(&session_map), now],
+                )
+                .map_err(db("writing session state"))?;
+                insert_events(&tx, &key, times, &commit.events)?;
+                for write in &commit.middleware {
+                    match write {
+                        MiddlewareStateWrite::Put(record) => execute_cached(
+                            &tx,
+                            "INSERT INTO adk_rs_middleware_state
                              (app_name, user_id, session_id, thread_id, record_key, version, record)
                              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                              ON CONFLICT (app_name, user_id, session_id, thread_id, record_key)
                              DO UPDATE SET version = excluded.version, record = excluded.record",
-                        params![
-                            app,
-                            user,
-                            key.session.as_str(),
-                            scope_column(&record.scope),
-                            record.key,
-                            record.version,
-                            record.json.to_string()
-                        ],
-                    ),
-                    MiddlewareStateWrite::Delete {
-                        scope,
-                        key: record_key,
-                    } => execute_cached(
-                        &tx,
-                        "DELETE FROM adk_rs_middleware_state WHERE app_name = ?1
+                            params![
+                                app,
+                                user,
+                                key.session.as_str(),
+                                scope_column(&record.scope),
+                                record.key,
+                                record.version,
+                                record.json.to_string()
+                            ],
+                        ),
+                        MiddlewareStateWrite::Delete {
+                            scope,
+                            key: record_key,
+                        } => execute_cached(
+                            &tx,
+                            "DELETE FROM adk_rs_middleware_state WHERE app_name = ?1
                              AND user_id = ?2 AND session_id = ?3 AND thread_id = ?4
                              AND record_key = ?5",
-                        params![
-                            app,
-                            user,
-                            key.session.as_str(),
-                            scope_column(scope),
-                            record_key
-                        ],
-                    ),
+                            params![
+                                app,
+                                user,
+                                key.session.as_str(),
+                                scope_column(scope),
+                                record_key
+                            ],
+                        ),
+                    }
+                    .map_err(db("writing middleware state"))?;
                 }
-                .map_err(db("writing middleware state"))?;
-            }
-            tx.commit().map_err(db("committing a turn"))?;
-            if let Some(text) = app_text {
-                app_row.keep(app, text, app_map);
-            }
-            Ok(())
-        })
-        .await
+                super::held::insert_all(&tx, rows).map_err(SessionStoreError::backend)?;
+                tx.commit().map_err(db("committing a turn"))?;
+                if let Some(text) = app_text {
+                    app_row.keep(app, text, app_map, spans);
+                }
+                Ok(())
+            })
+            .await;
+        if committed.is_err() {
+            super::held::put_back(self.partner.as_ref(), &turn_writes, writes);
+        }
+        committed
+    }
+
+    fn commit_partner(&self) -> Option<CommitPartner> {
+        self.partner.clone()
     }
 
     async fn commit_state(

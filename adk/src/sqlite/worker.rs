@@ -20,6 +20,8 @@ type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 pub(super) struct Worker {
     name: &'static str,
     jobs: mpsc::Sender<Job>,
+    /// Jobs sent and not yet finished.
+    queued: Arc<AtomicUsize>,
 }
 
 impl Worker {
@@ -31,6 +33,8 @@ impl Worker {
     ) -> Result<Self, StorageError> {
         let (jobs, receiver) = mpsc::channel::<Job>();
         let (opened, open_outcome) = tokio::sync::oneshot::channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let finished = Arc::clone(&queued);
         std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(move || {
@@ -50,13 +54,28 @@ impl Worker {
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         job(&mut connection);
                     }));
+                    finished.fetch_sub(1, Ordering::Relaxed);
                 }
             })
             .map_err(|source| StorageError::backend(SqliteError::ThreadStart { name, source }))?;
         open_outcome
             .await
             .map_err(|_| StorageError::backend(SqliteError::WorkerStopped { name }))??;
-        Ok(Self { name, jobs })
+        Ok(Self { name, jobs, queued })
+    }
+
+    /// Whether a job is running or waiting on this worker's thread (a hint: it may change at
+    /// once).
+    pub(super) fn is_busy(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) > 0
+    }
+
+    /// Sends `job`, counted until it finishes.
+    fn send(&self, job: Job) -> Result<(), mpsc::SendError<Job>> {
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        self.jobs.send(job).inspect_err(|_| {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        })
     }
 
     /// Hands `work` to this worker's thread without waiting for it, for callers that cannot
@@ -70,7 +89,7 @@ impl Worker {
                 tracing::warn!(%error, "a background SQLite job failed");
             }
         });
-        let _ = self.jobs.send(job);
+        let _ = self.send(job);
     }
 
     /// Runs `work` on this worker's thread and waits for its answer without blocking the runtime.
@@ -85,8 +104,7 @@ impl Worker {
         let job: Job = Box::new(move |connection| {
             let _ = reply.send(work(connection));
         });
-        self.jobs
-            .send(job)
+        self.send(job)
             .map_err(|_| StorageError::backend(SqliteError::WorkerStopped { name: self.name }))?;
         answer
             .await

@@ -354,7 +354,7 @@ impl StorageContext {
     }
 
     /// The turn's hold, when it holds writes for `partner`'s database.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
     pub(crate) fn held_for(&self, partner: &CommitPartner) -> Option<&HeldWrites<Self>> {
         self.inner
             .held

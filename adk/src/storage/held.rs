@@ -2,7 +2,9 @@
 //!
 //! When a turn's storage adapter and its session store write to the same database and the
 //! store asked for it (PostgreSQL's [`PostgresStorage`] and the [`PostgresSessionStore`] its
-//! `session_store_one_flush` hands out), the runner opens a hold
+//! `session_store_one_flush` hands out; SQLite's `SqliteStorage` and the `SqliteSessionStore`
+//! its `session_store_one_flush` hands out, which runs on the storage's writer connection),
+//! the runner opens a hold
 //! on the turn's [`StorageContext`](super::StorageContext) naming the store's database (a
 //! [`CommitPartner`]). The adapter then keeps the assistant messages the turn stores here
 //! instead of committing each on its own, and the store writes them in the transaction that
@@ -76,13 +78,13 @@ impl<Ctx: Clone> HeldWrites<Ctx> {
         self.writes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
     /// Whether writes for `partner`'s database may be held here.
     pub(crate) fn is_for(&self, partner: &CommitPartner) -> bool {
         self.partner.is(partner)
     }
 
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
     /// Holds `message`, stored with `ctx` (`None`); gives it back when the hold is closed (the
     /// turn ended), to be written at once.
     pub(crate) fn hold(&self, ctx: &Ctx, message: Message) -> Option<Message> {
@@ -98,13 +100,13 @@ impl<Ctx: Clone> HeldWrites<Ctx> {
         }
     }
 
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
     /// Every held write, oldest first, removed; the hold stays open.
     pub(crate) fn take(&self) -> Vec<HeldWrite<Ctx>> {
         self.lock().as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
     /// Puts back `writes` (taken by a commit that did not apply them) before any held since.
     pub(crate) fn put_back(&self, mut writes: Vec<HeldWrite<Ctx>>) {
         let mut held = self.lock();
@@ -136,7 +138,7 @@ impl<Ctx> Default for TurnWrites<Ctx> {
     }
 }
 
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
 impl<Ctx> TurnWrites<Ctx> {
     /// What a commit carries of the turn's hold, when one is open.
     pub(crate) fn of(held: Option<Arc<HeldWrites<Ctx>>>) -> Self {

@@ -58,7 +58,7 @@ pub use window::FetchWindow;
 #[doc(hidden)]
 pub type HeldWrites = held::HeldWrites<StorageContext>;
 /// One held assistant message.
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
 pub(crate) type HeldWrite = held::HeldWrite<StorageContext>;
 /// What a [`TurnCommit`](crate::state::TurnCommit) carries of its turn's held messages.
 #[doc(hidden)]
