@@ -17,22 +17,25 @@ use crate::__private::middleware::MiddlewareResult;
 /// A middleware with its pipeline erased: stacks are stored per context type so `Next` does not
 /// carry the pipeline in its type, and one `async fn` can serve two pipelines of one scope.
 trait Layer<C>: Send + Sync {
-    /// Starts the walk from this middleware on (it is at `position`): boxes the middleware's
-    /// step (its future and what settles its outcome) and polls it once, in one `dyn` call.
-    /// A step that finished on that poll is freed at once and its outcome returned; one that
-    /// waits is returned to be polled again.
+    /// Runs this middleware: boxes its step (its future, each poll inside a panic boundary)
+    /// and polls it once, in one `dyn` call. A step that finished on that poll is freed at
+    /// once and its result returned with the context; one that waits is returned to be polled
+    /// again. The `next.run(ctx)` that calls this settles what the result means for the walk.
     fn start<'a>(
         &'a self,
-        bookkeeping: &'a Bookkeeping<'a, C>,
-        position: usize,
         ctx: &'a mut C,
+        next: Next<'a, C>,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<Downstream, BoxFuture<'a, Downstream>>;
+    ) -> Result<Finished<'a, C>, BoxFuture<'a, Finished<'a, C>>>;
 
     fn name(&self) -> &'static str;
 
     fn state_writes(&self, writes: &mut super::StateWrites);
 }
+
+/// How a middleware's future ended (its result with the error boxed, or the payload of a panic
+/// in one of its polls), and the context it was lent, given back.
+type Finished<'a, C> = (std::thread::Result<Output>, &'a mut C);
 
 struct Registered<P, M> {
     middleware: M,
@@ -42,33 +45,28 @@ struct Registered<P, M> {
 impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
     fn start<'a>(
         &'a self,
-        bookkeeping: &'a Bookkeeping<'a, P::Context>,
-        position: usize,
         ctx: &'a mut P::Context,
+        next: Next<'a, P::Context>,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<Downstream, BoxFuture<'a, Downstream>> {
+    ) -> Result<Finished<'a, P::Context>, BoxFuture<'a, Finished<'a, P::Context>>> {
         // The context is lent to the middleware by a reborrow that ends when its future is
-        // dropped, and used again afterwards to settle the outcome: the borrow checker sees
-        // both, no pointer is kept. Each poll of the middleware's future is a panic boundary
-        // at its own level ([`Caught`]), so upstream post-steps still run (the context may be
-        // half-updated). Making the future does not panic (see `handle_unboxed`): a
-        // hand-written `handle`, which may, is called on the future's first poll.
+        // dropped, and given back with its result, for `next.run(ctx)` to settle the outcome:
+        // the borrow checker sees both, no pointer is kept. Each poll of the middleware's
+        // future is a panic boundary at its own level ([`Caught`]), so upstream post-steps
+        // still run (the context may be half-updated). Making the future does not panic (see
+        // `handle_unboxed`): a hand-written `handle`, which may, is called on the future's
+        // first poll.
         let mut step = Box::pin(async move {
-            let next = Next {
-                bookkeeping,
-                position: position + 1,
-            };
             let result = Caught {
                 future: self.middleware.handle_unboxed(&mut *ctx, next),
             }
             .await;
-            let outcome = finished(bookkeeping, ctx, position, result);
-            settle(bookkeeping, position, outcome)
+            (result, ctx)
         });
         // Polled with its type known: most middleware finish on their first poll, and then
         // the step is never called through a `dyn` pointer.
         match step.as_mut().poll(cx) {
-            Poll::Ready(outcome) => Ok(outcome),
+            Poll::Ready(finished) => Ok(finished),
             Poll::Pending => Err(step),
         }
     }
@@ -338,11 +336,17 @@ impl<'a, C: PipelineContext> Next<'a, C> {
 ///
 /// On its first poll it checks for an abort and for the end of the pipeline, which settle at
 /// once, with nothing allocated; otherwise it starts the middleware's step (one box, see
-/// [`Layer::start`]) and polls it until it finishes. The box is `Unpin`, so this is polled
-/// without pin projection.
+/// [`Layer::start`]) and polls it until it finishes, then settles the outcome with the context
+/// the step gave back. The box is `Unpin`, so this is polled without pin projection.
 enum RunNext<'a, C> {
-    Start { next: Next<'a, C>, ctx: &'a mut C },
-    Step(BoxFuture<'a, Downstream>),
+    Start {
+        next: Next<'a, C>,
+        ctx: &'a mut C,
+    },
+    Step {
+        next: Next<'a, C>,
+        step: BoxFuture<'a, Finished<'a, C>>,
+    },
     Finished,
 }
 
@@ -371,29 +375,44 @@ impl<C: PipelineContext> Future for RunNext<'_, C> {
         let Some(layer) = bookkeeping.layers.get(position) else {
             return Poll::Ready(settle(bookkeeping, position, Downstream::Completed));
         };
-        match layer.start(bookkeeping, position, ctx, cx) {
-            Ok(outcome) => Poll::Ready(outcome),
+        let rest = Next {
+            bookkeeping,
+            position: position + 1,
+        };
+        match layer.start(ctx, rest, cx) {
+            Ok((result, ctx)) => {
+                let outcome = finished(bookkeeping, ctx, position, result);
+                Poll::Ready(settle(bookkeeping, position, outcome))
+            }
             Err(step) => {
-                *this = Self::Step(step);
+                *this = Self::Step {
+                    next: Next {
+                        bookkeeping,
+                        position,
+                    },
+                    step,
+                };
                 Poll::Pending
             }
         }
     }
 }
 
-impl<C> RunNext<'_, C> {
+impl<C: PipelineContext> RunNext<'_, C> {
     /// A poll after the first: of a step that waited, or after the end.
     #[inline(never)]
     fn poll_started(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
-        let Self::Step(step) = self else {
+        let Self::Step { next, step } = self else {
             // Polled again after it finished: nothing is left to run.
             return Poll::Pending;
         };
-        let poll = step.as_mut().poll(cx);
-        if poll.is_ready() {
-            *self = Self::Finished;
-        }
-        poll
+        let Poll::Ready((result, ctx)) = step.as_mut().poll(cx) else {
+            return Poll::Pending;
+        };
+        let (bookkeeping, position) = (next.bookkeeping, next.position);
+        *self = Self::Finished;
+        let outcome = finished(bookkeeping, ctx, position, result);
+        Poll::Ready(settle(bookkeeping, position, outcome))
     }
 }
 
