@@ -26,7 +26,7 @@ trait Layer<C>: Send + Sync {
         ctx: &'a mut C,
         next: Next<'a, C>,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<Finished<'a, C>, BoxFuture<'a, Finished<'a, C>>>;
+    ) -> Result<StepEnd<'a, C>, BoxFuture<'a, StepEnd<'a, C>>>;
 
     fn name(&self) -> &'static str;
 
@@ -35,7 +35,7 @@ trait Layer<C>: Send + Sync {
 
 /// How a middleware's future ended (its result with the error boxed, or the payload of a panic
 /// in one of its polls), and the context it was lent, given back.
-type Finished<'a, C> = (std::thread::Result<Output>, &'a mut C);
+type StepEnd<'a, C> = (std::thread::Result<Output>, &'a mut C);
 
 struct Registered<P, M> {
     middleware: M,
@@ -48,7 +48,7 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
         ctx: &'a mut P::Context,
         next: Next<'a, P::Context>,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<Finished<'a, P::Context>, BoxFuture<'a, Finished<'a, P::Context>>> {
+    ) -> Result<StepEnd<'a, P::Context>, BoxFuture<'a, StepEnd<'a, P::Context>>> {
         // The context is lent to the middleware by a reborrow that ends when its future is
         // dropped, and given back with its result, for `next.run(ctx)` to settle the outcome:
         // the borrow checker sees both, no pointer is kept. Each poll of the middleware's
@@ -343,9 +343,10 @@ enum RunNext<'a, C> {
         next: Next<'a, C>,
         ctx: &'a mut C,
     },
+    /// A step that waited, and the walk from its middleware on (`from`), where it settles.
     Step {
-        next: Next<'a, C>,
-        step: BoxFuture<'a, Finished<'a, C>>,
+        from: Next<'a, C>,
+        step: BoxFuture<'a, StepEnd<'a, C>>,
     },
     Finished,
 }
@@ -386,7 +387,7 @@ impl<C: PipelineContext> Future for RunNext<'_, C> {
             }
             Err(step) => {
                 *this = Self::Step {
-                    next: Next {
+                    from: Next {
                         bookkeeping,
                         position,
                     },
@@ -402,14 +403,14 @@ impl<C: PipelineContext> RunNext<'_, C> {
     /// A poll after the first: of a step that waited, or after the end.
     #[inline(never)]
     fn poll_started(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
-        let Self::Step { next, step } = self else {
+        let Self::Step { from, step } = self else {
             // Polled again after it finished: nothing is left to run.
             return Poll::Pending;
         };
         let Poll::Ready((result, ctx)) = step.as_mut().poll(cx) else {
             return Poll::Pending;
         };
-        let (bookkeeping, position) = (next.bookkeeping, next.position);
+        let (bookkeeping, position) = (from.bookkeeping, from.position);
         *self = Self::Finished;
         let outcome = finished(bookkeeping, ctx, position, result);
         Poll::Ready(settle(bookkeeping, position, outcome))
