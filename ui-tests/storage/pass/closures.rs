@@ -3,7 +3,7 @@
 //! come from the callback, so none need annotations; `ctx` may be borrowed by the future.
 
 use adk::bytes::ConduitBytes;
-use adk::storage::{NoopStorage, StorageAdapter};
+use adk::storage::NoopStorage;
 
 adk::storage_adapter! {
     pub struct ChatStore {
