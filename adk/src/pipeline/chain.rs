@@ -17,25 +17,22 @@ use crate::__private::middleware::MiddlewareResult;
 /// A middleware with its pipeline erased: stacks are stored per context type so `Next` does not
 /// carry the pipeline in its type, and one `async fn` can serve two pipelines of one scope.
 trait Layer<C>: Send + Sync {
-    /// Runs this middleware: boxes its step (its future, each poll inside a panic boundary)
-    /// and polls it once, in one `dyn` call. A step that finished on that poll is freed at
-    /// once and its result returned with the context; one that waits is returned to be polled
-    /// again. The `next.run(ctx)` that calls this settles what the result means for the walk.
+    /// Starts the walk from this middleware on (it is at `position`): boxes the middleware's
+    /// step (its future and what settles its outcome) and polls it once, in one `dyn` call.
+    /// A step that finished on that poll is freed at once and its outcome returned; one that
+    /// waits is returned to be polled again.
     fn start<'a>(
         &'a self,
+        bookkeeping: &'a Bookkeeping<'a, C>,
+        position: usize,
         ctx: &'a mut C,
-        next: Next<'a, C>,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<StepEnd<'a, C>, BoxFuture<'a, StepEnd<'a, C>>>;
+    ) -> Result<Downstream, BoxFuture<'a, Downstream>>;
 
     fn name(&self) -> &'static str;
 
     fn state_writes(&self, writes: &mut super::StateWrites);
 }
-
-/// How a middleware's future ended (its result with the error boxed, or the payload of a panic
-/// in one of its polls), and the context it was lent, given back.
-type StepEnd<'a, C> = (std::thread::Result<Output>, &'a mut C);
 
 struct Registered<P, M> {
     middleware: M,
@@ -45,28 +42,33 @@ struct Registered<P, M> {
 impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
     fn start<'a>(
         &'a self,
+        bookkeeping: &'a Bookkeeping<'a, P::Context>,
+        position: usize,
         ctx: &'a mut P::Context,
-        next: Next<'a, P::Context>,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<StepEnd<'a, P::Context>, BoxFuture<'a, StepEnd<'a, P::Context>>> {
+    ) -> Result<Downstream, BoxFuture<'a, Downstream>> {
         // The context is lent to the middleware by a reborrow that ends when its future is
-        // dropped, and given back with its result, for `next.run(ctx)` to settle the outcome:
-        // the borrow checker sees both, no pointer is kept. Each poll of the middleware's
-        // future is a panic boundary at its own level ([`Caught`]), so upstream post-steps
-        // still run (the context may be half-updated). Making the future does not panic (see
-        // `handle_unboxed`): a hand-written `handle`, which may, is called on the future's
-        // first poll.
+        // dropped, and used again afterwards to settle the outcome: the borrow checker sees
+        // both, no pointer is kept. Each poll of the middleware's future is a panic boundary
+        // at its own level ([`Caught`]), so upstream post-steps still run (the context may be
+        // half-updated). Making the future does not panic (see `handle_unboxed`): a
+        // hand-written `handle`, which may, is called on the future's first poll.
         let mut step = Box::pin(async move {
+            let next = Next {
+                bookkeeping,
+                position: position + 1,
+            };
             let result = Caught {
                 future: self.middleware.handle_unboxed(&mut *ctx, next),
             }
             .await;
-            (result, ctx)
+            let outcome = finished(bookkeeping, ctx, position, result);
+            settle(bookkeeping, position, outcome)
         });
         // Polled with its type known: most middleware finish on their first poll, and then
         // the step is never called through a `dyn` pointer.
         match step.as_mut().poll(cx) {
-            Poll::Ready(finished) => Ok(finished),
+            Poll::Ready(outcome) => Ok(outcome),
             Poll::Pending => Err(step),
         }
     }
@@ -336,18 +338,11 @@ impl<'a, C: PipelineContext> Next<'a, C> {
 ///
 /// On its first poll it checks for an abort and for the end of the pipeline, which settle at
 /// once, with nothing allocated; otherwise it starts the middleware's step (one box, see
-/// [`Layer::start`]) and polls it until it finishes, then settles the outcome with the context
-/// the step gave back. The box is `Unpin`, so this is polled without pin projection.
+/// [`Layer::start`]) and polls it until it finishes. The box is `Unpin`, so this is polled
+/// without pin projection.
 enum RunNext<'a, C> {
-    Start {
-        next: Next<'a, C>,
-        ctx: &'a mut C,
-    },
-    /// A step that waited, and the walk from its middleware on (`from`), where it settles.
-    Step {
-        from: Next<'a, C>,
-        step: BoxFuture<'a, StepEnd<'a, C>>,
-    },
+    Start { next: Next<'a, C>, ctx: &'a mut C },
+    Step(BoxFuture<'a, Downstream>),
     Finished,
 }
 
@@ -376,44 +371,29 @@ impl<C: PipelineContext> Future for RunNext<'_, C> {
         let Some(layer) = bookkeeping.layers.get(position) else {
             return Poll::Ready(settle(bookkeeping, position, Downstream::Completed));
         };
-        let rest = Next {
-            bookkeeping,
-            position: position + 1,
-        };
-        match layer.start(ctx, rest, cx) {
-            Ok((result, ctx)) => {
-                let outcome = finished(bookkeeping, ctx, position, result);
-                Poll::Ready(settle(bookkeeping, position, outcome))
-            }
+        match layer.start(bookkeeping, position, ctx, cx) {
+            Ok(outcome) => Poll::Ready(outcome),
             Err(step) => {
-                *this = Self::Step {
-                    from: Next {
-                        bookkeeping,
-                        position,
-                    },
-                    step,
-                };
+                *this = Self::Step(step);
                 Poll::Pending
             }
         }
     }
 }
 
-impl<C: PipelineContext> RunNext<'_, C> {
+impl<C> RunNext<'_, C> {
     /// A poll after the first: of a step that waited, or after the end.
     #[inline(never)]
     fn poll_started(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
-        let Self::Step { from, step } = self else {
+        let Self::Step(step) = self else {
             // Polled again after it finished: nothing is left to run.
             return Poll::Pending;
         };
-        let Poll::Ready((result, ctx)) = step.as_mut().poll(cx) else {
-            return Poll::Pending;
-        };
-        let (bookkeeping, position) = (from.bookkeeping, from.position);
-        *self = Self::Finished;
-        let outcome = finished(bookkeeping, ctx, position, result);
-        Poll::Ready(settle(bookkeeping, position, outcome))
+        let poll = step.as_mut().poll(cx);
+        if poll.is_ready() {
+            *self = Self::Finished;
+        }
+        poll
     }
 }
 
