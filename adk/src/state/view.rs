@@ -57,7 +57,7 @@ pub enum StateChange {
 /// ```
 #[derive(Clone, Debug)]
 pub struct State {
-    loaded: Arc<Map<String, Value>>,
+    loaded: Arc<Loaded>,
     changes: BTreeMap<String, StateChange>,
     /// Changes not yet handed on, kept only by a dispatch's copy (see `with_journal`).
     journal: Option<Vec<(String, StateChange)>>,
@@ -72,7 +72,7 @@ impl Default for State {
     fn default() -> Self {
         // Every turn without a session store starts empty: share the empty loaded values
         // instead of allocating them each turn (a write never changes them).
-        static EMPTY_LOADED: std::sync::LazyLock<Arc<Map<String, Value>>> =
+        static EMPTY_LOADED: std::sync::LazyLock<Arc<Loaded>> =
             std::sync::LazyLock::new(Arc::default);
         static EMPTY_MIDDLEWARE: std::sync::LazyLock<Arc<Vec<MiddlewareStateRecord>>> =
             std::sync::LazyLock::new(Arc::default);
@@ -97,17 +97,14 @@ impl State {
     /// The state a turn starts with, from what a session store loaded.
     #[must_use]
     pub fn from_loaded(loaded: LoadedTurn) -> Self {
-        let mut merged = loaded.session;
-        for (name, value) in loaded.user {
-            merged.insert(Scope::User.key(&name), value);
-        }
-        for (name, value) in loaded.app {
-            merged.insert(Scope::App.key(&name), value);
-        }
         let typed = (!loaded.middleware.is_empty())
             .then(|| Box::new(MiddlewareStates::from_records(&loaded.middleware)));
         Self {
-            loaded: Arc::new(merged),
+            loaded: Arc::new(Loaded {
+                session: loaded.session,
+                user: loaded.user,
+                app: loaded.app,
+            }),
             middleware_loaded: Arc::new(loaded.middleware),
             typed,
             ..Self::default()
@@ -312,7 +309,7 @@ impl State {
     /// The merged view: every key with a value, prefixes included, `temp:` keys too.
     #[must_use]
     pub fn to_map(&self) -> Map<String, Value> {
-        let mut merged = (*self.loaded).clone();
+        let mut merged = self.loaded.merged();
         for (key, change) in &self.changes {
             match change {
                 StateChange::Set(value) => {
@@ -506,4 +503,87 @@ fn checked(key: String) -> Result<String, StateError> {
         return Err(StateError::EmptyName { key });
     }
     Ok(key)
+}
+
+/// What a session store loaded for the turn, kept by scope as the store returned it (app and
+/// user keys without their prefixes): a turn reads a few keys, so each read finds its scope's
+/// map by the key's prefix instead of the turn first copying every key of the app's and the
+/// user's documents (hundreds, for an app shared by many sessions) into one prefixed map.
+#[derive(Debug, Default)]
+struct Loaded {
+    session: Map<String, Value>,
+    user: Map<String, Value>,
+    app: Map<String, Value>,
+}
+
+impl Loaded {
+    /// The value of `key`, prefix included. The same answer as a lookup in
+    /// [`merged`](Self::merged): an app or user key, then a session key of that exact name.
+    fn get(&self, key: &str) -> Option<&Value> {
+        let by_scope = match Scope::of(key) {
+            (Scope::App, name) => self.app.get(name),
+            (Scope::User, name) => self.user.get(name),
+            (Scope::Session | Scope::Temp, _) => None,
+        };
+        by_scope.or_else(|| self.session.get(key))
+    }
+
+    /// Every loaded key in one map, app and user keys prefixed: the session's keys, then the
+    /// user's, then the app's, a later one replacing an equal key.
+    fn merged(&self) -> Map<String, Value> {
+        let mut merged = self.session.clone();
+        for (scope, map) in [(Scope::User, &self.user), (Scope::App, &self.app)] {
+            merged.extend(
+                map.iter()
+                    .map(|(name, value)| (scope.key(name), value.clone())),
+            );
+        }
+        merged
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a test fails loudly on a broken set-up")]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    /// Reads by scope answer what one merged map did: an app or user key first, then a session
+    /// key of that exact name (a store never writes one, but a session row may hold it).
+    #[test]
+    fn a_loaded_turn_reads_each_key_as_the_merged_map_holds_it() {
+        let state = State::from_loaded(LoadedTurn {
+            app: map(json!({"theme": "app", "shared": 1})),
+            user: map(json!({"theme": "user", "lang": "fr"})),
+            session: map(json!({"step": 2, "user:theme": "stray", "app:only": true, "temp:t": 0})),
+            middleware: Vec::new(),
+        });
+        let merged = state.to_map();
+        assert_eq!(
+            merged,
+            map(json!({
+                "step": 2, "user:theme": "user", "app:only": true, "temp:t": 0,
+                "user:lang": "fr", "app:theme": "app", "app:shared": 1,
+            }))
+        );
+        for key in [
+            "step",
+            "user:theme",
+            "user:lang",
+            "app:theme",
+            "app:shared",
+            "app:only",
+            "temp:t",
+            "missing",
+            "user:missing",
+            "app:missing",
+            "temp:missing",
+        ] {
+            assert_eq!(state.value(key), merged.get(key), "{key}");
+        }
+    }
 }
