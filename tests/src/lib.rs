@@ -8,9 +8,11 @@
 //! - [`ScriptedExecutor`] plays one [`Step`] per dispatch iteration and acknowledges once its
 //!   script runs out, so a dispatch always ends;
 //! - [`RecordingStorage`] is a storage adapter that keeps messages and records every call;
-//! - [`captured_log`] returns what a piece of work logged through `tracing`, as text.
+//! - [`captured_log`] returns what a piece of work logged through `tracing`, as text;
+//! - [`one_flush::answering`] is the executor both one-flush suites run.
 
 pub mod litellm_proxy;
+pub mod one_flush;
 pub mod postgres_database;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

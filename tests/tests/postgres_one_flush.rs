@@ -16,6 +16,7 @@ use adk::postgres::{PostgresStorage, tokio_postgres};
 use adk::primitives::Message;
 use adk::runner::TurnStatus;
 use adk::storage::{StorageAdapter, StorageContext};
+use adk_integration_tests::one_flush::{AnswerId, Then, answering};
 use adk_integration_tests::postgres_database::{
     fresh_options, fresh_schema_name, schema_client, test_url,
 };
@@ -36,48 +37,13 @@ struct TurnRunnerParts {
     client: tokio_postgres::Client,
 }
 
-/// What the executor does after storing its answer and counting its turn.
-#[derive(Clone, Copy)]
-enum Then {
-    Answer,
-    Fail,
-    /// Reads the conversation's messages back through the storage (they must include the
-    /// answer, held or not), then fails.
-    ReadBackAndFail,
-}
-
 /// A runner whose executor stores the answer `m-<turn>`, counts its turns in session state,
 /// then does `then`.
 async fn runner(storage: &PostgresStorage, then: Then) -> TurnRunner {
-    let reader = storage.clone();
     TurnRunner::builder()
         .storage(storage.clone())
         .session_store(storage.session_store_one_flush().await.unwrap())
-        .executor(executor_fn(move |ctx: &mut DispatchContext| {
-            let reader = reader.clone();
-            Box::pin(async move {
-                let id = format!("m-{}", ctx.turn_id());
-                ctx.store_message(Message::assistant(id.clone(), "an answer")?)
-                    .await?;
-                let turns = ctx
-                    .state()
-                    .value("turns")
-                    .and_then(serde_json::Value::as_u64);
-                ctx.state_mut()
-                    .set_value("turns", json!(turns.unwrap_or(0) + 1))?;
-                if matches!(then, Then::ReadBackAndFail) {
-                    let stored = reader.fetch_messages(ctx.storage_context()).await?;
-                    if !stored.iter().any(|message| message.id() == id) {
-                        return Err(format!("the turn's own answer {id} was not read back").into());
-                    }
-                }
-                if !matches!(then, Then::Answer) {
-                    return Err("the executor failed after answering".into());
-                }
-                ctx.ack()?;
-                Ok::<(), BoxError>(())
-            })
-        }))
+        .executor(answering(storage.clone(), AnswerId::PerTurn, then))
         .build()
 }
 

@@ -13,72 +13,28 @@
 use std::path::{Path, PathBuf};
 
 use adk::TurnRunner;
-use adk::context::{DispatchContext, RawTurnContext};
-use adk::dispatch::executor_fn;
+use adk::context::RawTurnContext;
 use adk::events::ErrorCode;
-use adk::pipeline::BoxError;
 use adk::primitives::Message;
 use adk::runner::TurnStatus;
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
 use adk::state::{SessionKey, SessionStore, conformance};
 use adk::storage::{StorageAdapter, StorageContext, StorageError};
+use adk_integration_tests::one_flush::{AnswerId, Then, answering};
 use rusqlite::Connection;
-use serde_json::json;
-
-/// What the executor does after storing its answer and counting its turn.
-#[derive(Clone, Copy)]
-enum Then {
-    Answer,
-    Fail,
-    /// Reads the conversation's messages back through the storage (they must include the
-    /// answer, held or not), then fails.
-    ReadBackAndFail,
-}
-
-/// How the executor names its answer.
-#[derive(Clone, Copy)]
-enum Id {
-    /// `m-<turn id>`: a new id each turn.
-    PerTurn,
-    /// `m-fixed`: the same id every turn.
-    Fixed,
-}
 
 /// A runner on `storage` and `sessions` whose executor stores an answer named by `id`, counts
 /// its turns in session state, then does `then`.
-fn runner(storage: &SqliteStorage, sessions: SqliteSessionStore, id: Id, then: Then) -> TurnRunner {
-    let reader = storage.clone();
+fn runner(
+    storage: &SqliteStorage,
+    sessions: SqliteSessionStore,
+    id: AnswerId,
+    then: Then,
+) -> TurnRunner {
     TurnRunner::builder()
         .storage(storage.clone())
         .session_store(sessions)
-        .executor(executor_fn(move |ctx: &mut DispatchContext| {
-            let reader = reader.clone();
-            Box::pin(async move {
-                let id = match id {
-                    Id::PerTurn => format!("m-{}", ctx.turn_id()),
-                    Id::Fixed => "m-fixed".to_owned(),
-                };
-                ctx.store_message(Message::assistant(id.clone(), "an answer")?)
-                    .await?;
-                let turns = ctx
-                    .state()
-                    .value("turns")
-                    .and_then(serde_json::Value::as_u64);
-                ctx.state_mut()
-                    .set_value("turns", json!(turns.unwrap_or(0) + 1))?;
-                if matches!(then, Then::ReadBackAndFail) {
-                    let stored = reader.fetch_messages(ctx.storage_context()).await?;
-                    if !stored.iter().any(|message| message.id() == id) {
-                        return Err(format!("the turn's own answer {id} was not read back").into());
-                    }
-                }
-                if !matches!(then, Then::Answer) {
-                    return Err("the executor failed after answering".into());
-                }
-                ctx.ack()?;
-                Ok::<(), BoxError>(())
-            })
-        }))
+        .executor(answering(storage.clone(), id, then))
         .build()
 }
 
@@ -147,7 +103,7 @@ fn count(path: &Path, sql: &str) -> i64 {
 async fn a_turns_answer_is_written_in_the_transaction_that_commits_its_state() {
     let (_folder, path, storage, sessions) = fresh().await;
     watch_message_inserts(&path);
-    let runner = runner(&storage, sessions, Id::PerTurn, Then::Answer);
+    let runner = runner(&storage, sessions, AnswerId::PerTurn, Then::Answer);
     // The first turn creates the session; the second commits to an existing one.
     for _ in 0..2 {
         let outcome = runner.run(raw("c-1")).await.unwrap();
@@ -182,7 +138,7 @@ async fn the_plain_session_store_leaves_each_answer_in_a_transaction_of_its_own(
     let storage = SqliteStorage::open(&path).await.unwrap();
     let sessions = SqliteSessionStore::open(&path).await.unwrap();
     watch_message_inserts(&path);
-    let runner = runner(&storage, sessions, Id::PerTurn, Then::Answer);
+    let runner = runner(&storage, sessions, AnswerId::PerTurn, Then::Answer);
     for _ in 0..2 {
         let outcome = runner.run(raw("c-2")).await.unwrap();
         assert!(outcome.is_completed(), "{:?}", outcome.status);
@@ -199,7 +155,7 @@ async fn a_held_answer_is_read_back_by_its_turn_and_stored_when_the_turn_fails_u
     let (_folder, path, storage, _) = fresh().await;
     for (conversation, then) in [("c-3", Then::ReadBackAndFail), ("c-4", Then::Fail)] {
         let sessions = storage.session_store_one_flush().await.unwrap();
-        let outcome = runner(&storage, sessions, Id::PerTurn, then)
+        let outcome = runner(&storage, sessions, AnswerId::PerTurn, then)
             .run(raw(conversation))
             .await
             .unwrap();
@@ -243,7 +199,7 @@ async fn an_answer_whose_id_is_taken_fails_the_commit_and_none_of_the_turns_stat
         )
         .await
         .unwrap();
-    let outcome = runner(&storage, sessions, Id::Fixed, Then::Answer)
+    let outcome = runner(&storage, sessions, AnswerId::Fixed, Then::Answer)
         .run(raw("c-5"))
         .await
         .unwrap();
@@ -290,7 +246,7 @@ async fn an_answer_whose_id_is_taken_fails_the_commit_and_none_of_the_turns_stat
 async fn an_answer_the_database_refuses_takes_the_turns_state_and_events_down_with_it() {
     let (_folder, path, storage, sessions) = fresh().await;
     // A first turn creates the session, with `turns` at 1.
-    let runner = runner(&storage, sessions, Id::PerTurn, Then::Answer);
+    let runner = runner(&storage, sessions, AnswerId::PerTurn, Then::Answer);
     assert!(runner.run(raw("c-6")).await.unwrap().is_completed());
     // From now on the database refuses every message insert, as a full disk or a constraint
     // would: the refusal comes after the state and event writes of the same transaction.
