@@ -26,7 +26,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::oneshot;
 
 use crate::state::{SessionKey, SessionStoreError, TurnCommit};
-use crate::storage::{CommitPartner, HeldWrite};
+use crate::storage::HeldWrite;
 
 use super::PostgresError;
 use super::commit::{Sent, Turn, send};
@@ -246,16 +246,4 @@ async fn send_answering_all_but_refused(
         }
     }
     answer_all(waiting, Outcome::Alone);
-}
-
-/// Puts `writes` back into `commit`'s hold when they were taken for `partner`'s commit and not
-/// applied, so the turn's adapter writes them.
-pub(super) fn put_back(
-    partner: Option<&CommitPartner>,
-    commit: &TurnCommit,
-    writes: Vec<HeldWrite>,
-) {
-    if let Some(held) = partner.and_then(|partner| commit.held.for_partner(partner)) {
-        held.put_back(writes);
-    }
 }

@@ -22,7 +22,7 @@ use crate::storage::CommitPartner;
 
 use super::commit::{DELETE_RECORD, PUT_RECORD, thread_column};
 use super::error::{PostgresError, failed, unavailable};
-use super::group::{Group, Outcome, Queued, put_back};
+use super::group::{Group, Outcome, Queued};
 use super::options::PostgresOptions;
 use super::schema;
 use super::session_events::{insert_events, read_events};
@@ -613,12 +613,7 @@ impl SessionStore for PostgresSessionStore {
         // The turn's assistant messages held for this commit (`storage::held`): written in its
         // transaction when it takes one round trip, and otherwise before the locking one, so
         // a crash never leaves the state committed without the answer that produced it.
-        let writes = self
-            .partner
-            .as_ref()
-            .and_then(|partner| commit.held.for_partner(partner))
-            .map(crate::storage::HeldWrites::take)
-            .unwrap_or_default();
+        let writes = commit.held.take_for(self.partner.as_ref());
         // Most commits: the session exists and nothing went stale; one round trip, sent with
         // the commits of other turns queued meanwhile (`group.rs`, `commit.rs`). The rest take
         // the locking transaction below.
@@ -633,7 +628,10 @@ impl SessionStore for PostgresSessionStore {
                 Outcome::Refused(queued) => (queued.commit, queued.held, false),
                 Outcome::Alone(queued) => (queued.commit, queued.held, true),
                 Outcome::Failed(queued, error) => {
-                    put_back(self.partner.as_ref(), &queued.commit, queued.held);
+                    queued
+                        .commit
+                        .held
+                        .put_back_for(self.partner.as_ref(), queued.held);
                     return Err(error);
                 }
                 Outcome::Abandoned(error) => return Err(error),
@@ -650,7 +648,7 @@ impl SessionStore for PostgresSessionStore {
         if matches!(committed, Ok(true)) {
             return Ok(());
         }
-        put_back(self.partner.as_ref(), &commit, writes);
+        commit.held.put_back_for(self.partner.as_ref(), writes);
         committed?;
         let held = self
             .partner

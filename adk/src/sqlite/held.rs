@@ -70,26 +70,12 @@ pub(super) fn take(
     partner: Option<&CommitPartner>,
     held: &TurnWrites,
 ) -> Result<(Vec<HeldWrite>, Vec<HeldRow>), SessionStoreError> {
-    let Some(hold) = partner.and_then(|partner| held.for_partner(partner)) else {
-        return Ok((Vec::new(), Vec::new()));
-    };
-    let writes = hold.take();
+    let writes = held.take_for(partner);
     match rows(&writes) {
         Ok(rows) => Ok((writes, rows)),
         Err(error) => {
-            hold.put_back(writes);
+            held.put_back_for(partner, writes);
             Err(SessionStoreError::backend(error))
         }
-    }
-}
-
-/// Puts `writes` back into the turn's hold after a commit that did not apply them, before any
-/// held since: the runner writes them through the storage before `run` returns.
-pub(super) fn put_back(partner: Option<&CommitPartner>, held: &TurnWrites, writes: Vec<HeldWrite>) {
-    if writes.is_empty() {
-        return;
-    }
-    if let Some(hold) = partner.and_then(|partner| held.for_partner(partner)) {
-        hold.put_back(writes);
     }
 }

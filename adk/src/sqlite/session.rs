@@ -684,7 +684,7 @@ impl SessionStore for SqliteSessionStore {
             })
             .await;
         if committed.is_err() {
-            super::held::put_back(self.partner.as_ref(), &turn_writes, writes);
+            turn_writes.put_back_for(self.partner.as_ref(), writes);
         }
         committed
     }

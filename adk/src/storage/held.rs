@@ -151,6 +151,33 @@ impl<Ctx> TurnWrites<Ctx> {
     }
 }
 
+#[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
+impl<Ctx: Clone> TurnWrites<Ctx> {
+    /// Takes the writes held for `partner`'s commit, oldest first: none without a partner, or
+    /// when the turn holds none for it.
+    pub(crate) fn take_for(&self, partner: Option<&CommitPartner>) -> Vec<HeldWrite<Ctx>> {
+        partner
+            .and_then(|partner| self.for_partner(partner))
+            .map(HeldWrites::take)
+            .unwrap_or_default()
+    }
+
+    /// Puts back what [`take_for`](Self::take_for) took, for a commit that did not apply it,
+    /// before any write held since: the runner then writes it through the adapter.
+    pub(crate) fn put_back_for(
+        &self,
+        partner: Option<&CommitPartner>,
+        writes: Vec<HeldWrite<Ctx>>,
+    ) {
+        if writes.is_empty() {
+            return;
+        }
+        if let Some(held) = partner.and_then(|partner| self.for_partner(partner)) {
+            held.put_back(writes);
+        }
+    }
+}
+
 /// Two commits are equal whatever they hold: the held writes are the turn's, not the delta's.
 impl<Ctx> PartialEq for TurnWrites<Ctx> {
     fn eq(&self, _other: &Self) -> bool {
