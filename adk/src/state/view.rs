@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::contention::{Add, Counter, MergeOp, MergePolicy, Policy, PolicyKind};
-use super::store::{LoadedTurn, StateWrite, TurnCommit};
+use super::store::{LoadedTurn, StateWrite, TurnCommit, merge_scopes};
 use super::{Scope, StateError, StateKey, StateValue};
 use crate::ids::ThreadId;
 use crate::middleware_state::MiddlewareStates;
@@ -531,14 +531,7 @@ impl Loaded {
     /// Every loaded key in one map, app and user keys prefixed: the session's keys, then the
     /// user's, then the app's, a later one replacing an equal key.
     fn merged(&self) -> Map<String, Value> {
-        let mut merged = self.session.clone();
-        for (scope, map) in [(Scope::User, &self.user), (Scope::App, &self.app)] {
-            merged.extend(
-                map.iter()
-                    .map(|(name, value)| (scope.key(name), value.clone())),
-            );
-        }
-        merged
+        merge_scopes(&self.app, &self.user, &self.session)
     }
 }
 
