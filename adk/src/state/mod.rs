@@ -31,6 +31,8 @@ pub use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite, R
 pub use edit::{StateEdit, StateEditError};
 pub use error::{BackendError, SessionStoreError, StateError};
 pub use event::{EventContent, EventPart, GetSessionConfig, SessionEvent};
+// Only the SQLite store writes Google ADK's float timestamps as columns of their own.
+#[cfg(feature = "sqlite")]
 pub(crate) use event::{epoch_seconds, from_epoch_seconds};
 pub use fork::{Fork, ForkError, Forked};
 pub use key::{__assert_state_value, StateKey, StateValue};
