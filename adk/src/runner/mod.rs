@@ -216,14 +216,17 @@ impl TurnRunner {
         };
         let (turn_id, question, point) = turn.into_resume();
         let raw = resume::resumed_input(raw, turn_id, question);
-        let outcome = self.run_turn(raw, Some(point)).await?;
+        let outcome = self.run_turn(raw, Some(Box::new(point))).await?;
         Ok(Resumption::Resumed(Box::new(outcome)))
     }
 
+    // `resume` comes boxed: an argument stays in the turn's future for the whole turn, so an
+    // inline `ResumePoint` (104 bytes, `None` in every turn but a resumed one) would be moved
+    // with every turn's future; the context keeps it boxed anyway.
     async fn run_turn(
         &self,
         raw: RawTurnContext,
-        resume: Option<crate::context::ResumePoint>,
+        resume: Option<Box<crate::context::ResumePoint>>,
     ) -> Result<TurnOutcome, InvalidTurnContext> {
         let parts = &*self.parts;
         let tools = ToolRegistry::from_tools(parts.tools.iter().cloned())?;
@@ -237,7 +240,7 @@ impl TurnRunner {
             events,
             parts.tool_pipeline.clone(),
         )?;
-        ctx.resume = resume.map(Box::new);
+        ctx.resume = resume;
         // A store that commits to the adapter's database takes the turn's assistant messages
         // into its commit's transaction: one flush for the turn (see `storage::held`).
         // (The context was just made: nothing else holds its shared part yet.)
@@ -428,8 +431,27 @@ impl TurnRunner {
         );
         if self.pipeline_went_through(ctx, output, "turn_output", false) && answered {
             self.save_output(ctx, reply);
-            self.commit_state(ctx, before_dispatch).await;
+            if let Some(store) = self.store_to_commit(ctx) {
+                // Boxed, and only for a runner with a session store: the commit's future
+                // (672 bytes) is larger than the rest of `finish`, and inline it would be part
+                // of every turn's future, moved with it, store or not.
+                Box::pin(self.commit_state(store, ctx, before_dispatch)).await;
+            }
         }
+    }
+
+    /// The session store a completed turn's state is committed to: `None` when the turn failed
+    /// (nothing is committed) or the runner has no store (then a turn that changed state only a
+    /// store keeps fails, see [`refuse_state_without_store`]).
+    fn store_to_commit(&self, ctx: &TurnContext) -> Option<&SharedSessionStore> {
+        if ctx.shared.first_error().is_some() {
+            return None;
+        }
+        let store = self.parts.session_store.as_ref();
+        if store.is_none() {
+            refuse_state_without_store(ctx);
+        }
+        store
     }
 
     /// Loads the turn's state from the session store, if there is one. A failed load is
@@ -518,16 +540,15 @@ impl TurnRunner {
         }
     }
 
-    /// Commits the completed turn's state delta, once, atomically. A refusal is reported (an
-    /// error event and the outcome); nothing of the delta was stored.
-    async fn commit_state(&self, ctx: &TurnContext, before_dispatch: Option<&Collection<Message>>) {
-        if ctx.shared.first_error().is_some() {
-            return;
-        }
-        let Some(store) = &self.parts.session_store else {
-            refuse_state_without_store(ctx);
-            return;
-        };
+    /// Commits the completed turn's state delta to `store` ([`Self::store_to_commit`]), once,
+    /// atomically. A refusal is reported (an error event and the outcome); nothing of the delta
+    /// was stored.
+    async fn commit_state(
+        &self,
+        store: &SharedSessionStore,
+        ctx: &TurnContext,
+        before_dispatch: Option<&Collection<Message>>,
+    ) {
         let storage = ctx.storage_context();
         let mut commit = ctx.state.to_commit(storage.thread_id());
         let writes = ctx.state.middleware_states().writes(storage.thread_id());
