@@ -21,6 +21,7 @@ pub use crate::primitives::Record;
 pub use abort::{AbortReason, Aborted};
 pub use collection::{Collection, CollectionIter};
 pub use dispatch::{AckSubscription, DispatchContext};
+pub(crate) use raw::HeldUserMessage;
 pub use raw::{InvalidTurnContext, RawTurnContext, UserMessage};
 pub use reply::{Reply, ReplyError};
 pub use tool::{ToolCallOutcome, ToolContext};

@@ -32,7 +32,7 @@ pub struct RawTurnContext {
     pub(crate) stash: Option<serde_json::Value>,
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) identity: Option<Identity>,
-    pub(crate) user_message: Option<UserMessage>,
+    pub(crate) user_message: Option<HeldUserMessage>,
     /// State the caller hands with the turn, applied right after the turn's state is loaded.
     pub(crate) state_delta: Vec<(String, serde_json::Value)>,
     /// Set by `TurnRunner::resume` only: the id of the interrupted turn it continues, so the
@@ -57,12 +57,34 @@ pub enum UserMessage {
     Message(Message),
 }
 
-impl UserMessage {
+/// How [`RawTurnContext`] keeps the user message: text as given, a whole message boxed. The
+/// raw input is moved by every builder call and stays in the turn's future until the turn ends;
+/// a [`Message`] inline would make it 144 bytes larger for every turn, for the few callers that
+/// hand one (text, the common case, is 24 bytes and allocates nothing more).
+#[derive(Debug, Clone)]
+pub(crate) enum HeldUserMessage {
+    /// [`UserMessage::Text`].
+    Text(Tokenizable),
+    /// [`UserMessage::Message`].
+    Message(Box<Message>),
+}
+
+impl From<UserMessage> for HeldUserMessage {
+    fn from(message: UserMessage) -> Self {
+        match message {
+            UserMessage::Text(text) => Self::Text(text),
+            UserMessage::Message(message) => Self::Message(Box::new(message)),
+        }
+    }
+}
+
+impl HeldUserMessage {
     /// The same user message with its id fixed: text becomes the message `into_message` would
     /// make, so every run of the turn (see `TurnRunner::run_retrying_stale`) stores and admits
     /// one message, not one per run.
     pub(crate) fn with_fixed_id(self) -> Result<Self, PrimitiveError> {
-        self.into_message().map(Self::Message)
+        self.into_message()
+            .map(|message| Self::Message(Box::new(message)))
     }
 
     /// The message the turn stores: text gets a fresh, time-ordered id.
@@ -75,7 +97,7 @@ impl UserMessage {
                 let id = uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer);
                 Message::user(&*id, text)
             }
-            Self::Message(message) => Ok(message),
+            Self::Message(message) => Ok(*message),
         }
     }
 }
@@ -171,7 +193,7 @@ impl RawTurnContext {
     /// # Ok::<(), BoxError>(())
     /// ```
     pub fn user_message(mut self, message: impl Into<UserMessage>) -> Self {
-        self.user_message = Some(message.into());
+        self.user_message = Some(HeldUserMessage::from(message.into()));
         self
     }
 

@@ -252,7 +252,7 @@ impl TurnContext {
         }
         let user_message = raw
             .user_message
-            .map(super::raw::UserMessage::into_message)
+            .map(super::raw::HeldUserMessage::into_message)
             .transpose()?;
         let stash = match raw.stash {
             Some(seed) => Registry::from_nested(seed)?,

@@ -2,7 +2,7 @@
 //! what it does with it. See [`TurnRunner::resume`](super::TurnRunner::resume) and
 //! `docs/durability.md`.
 
-use crate::context::{InvalidTurnContext, RawTurnContext, ResumePoint, UserMessage};
+use crate::context::{HeldUserMessage, InvalidTurnContext, RawTurnContext, ResumePoint};
 use crate::ids::TurnId;
 use crate::primitives::{Message, Thought, ToolCall};
 use crate::storage::{SharedStorage, StorageContext, StorageError};
@@ -237,7 +237,7 @@ pub(super) fn resumed_input(
     question: Option<Message>,
 ) -> RawTurnContext {
     raw.resumed_turn_id = turn_id;
-    raw.user_message = question.map(UserMessage::Message);
+    raw.user_message = question.map(|question| HeldUserMessage::Message(Box::new(question)));
     raw
 }
 

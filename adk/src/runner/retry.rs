@@ -56,7 +56,7 @@ impl TurnRunner {
         // Every run stores and admits one user message: text gets its id here, once.
         raw.user_message = raw
             .user_message
-            .map(crate::context::UserMessage::with_fixed_id)
+            .map(crate::context::HeldUserMessage::with_fixed_id)
             .transpose()?;
         let mut left = attempts.max(1);
         loop {
