@@ -7,7 +7,7 @@ use adk::TurnRunner;
 use adk::context::{DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::pipeline::{BoxError, from_fn};
-use adk::primitives::{Message, StandingInstruction, ToolRegistry};
+use adk::primitives::{Message, Role, StandingInstruction, ToolRegistry};
 use adk::sqlite::SqliteStorage;
 use adk::storage::{FetchWindow, SharedStorage, StorageAdapter, StorageContext};
 use adk_integration_tests::RecordingStorage;
@@ -174,4 +174,66 @@ async fn a_dispatch_sees_the_loaded_history_and_its_direct_edits_stay_its_own() 
             .render(),
         "text of m2"
     );
+}
+
+/// Runs a turn whose executor stores `answer` then runs `after_store` on the dispatch, and
+/// returns the ids and texts of the turn's messages.
+async fn turn_messages_after(after_store: fn(&mut DispatchContext)) -> Vec<String> {
+    let runner = TurnRunner::builder()
+        .storage(RecordingStorage::new())
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                ctx.store_message(Message::assistant("answer", "stored").unwrap())
+                    .await?;
+                after_store(ctx);
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "You are a test.").user_message("hi"))
+        .await
+        .unwrap();
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    outcome
+        .context
+        .messages
+        .iter()
+        .map(|message| {
+            let text = message.content().map(|text| text.render());
+            // The user message's id is minted afresh each turn.
+            let id = match message.role() {
+                Role::User if text.as_deref() == Some("hi") => "user",
+                _ => message.id(),
+            };
+            format!("{id}={}", text.unwrap_or_default())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_turn_gets_the_stored_message_and_not_the_dispatchs_direct_edits_made_after_it() {
+    let untouched = turn_messages_after(|_| {}).await;
+    assert_eq!(untouched, ["user=hi", "answer=stored"]);
+
+    let edited = turn_messages_after(|ctx| {
+        ctx.messages
+            .replace(Message::assistant("answer", "edited").unwrap());
+        ctx.messages
+            .add(Message::user("extra", "not stored").unwrap());
+    })
+    .await;
+    assert_eq!(edited, untouched);
+
+    let replaced = turn_messages_after(|ctx| {
+        let mut copy = ctx.messages.clone();
+        copy.remove("answer");
+        ctx.messages = copy;
+    })
+    .await;
+    assert_eq!(replaced, untouched);
+
+    let emptied = turn_messages_after(|ctx| ctx.messages.clear()).await;
+    assert_eq!(emptied, untouched);
 }

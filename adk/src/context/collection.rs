@@ -29,17 +29,35 @@ use crate::primitives::Record;
 /// assert_eq!(ids, ["m1", "m2"]);
 /// assert!(messages.get("m2").is_some());
 /// ```
-#[derive(Clone)]
 pub struct Collection<T> {
     /// Records shared with another collection; never changed while shared.
     shared: Option<Arc<Records<T>>>,
     /// Shared records this collection replaced (`Some`) or deleted (`None`), by their position
     /// in `shared` (stable, since `shared` never changes).
     shadowed: HashMap<usize, Option<T>, IdHasher>,
-    /// How many entries of `shadowed` are deletions.
-    deleted: usize,
+    /// How many entries of `shadowed` are deletions (a `u32`, which a collection in memory
+    /// cannot outgrow, so `in_step` fits beside it and the collection stays 104 bytes).
+    deleted: u32,
     /// Records not in `shared`, after the shared ones, in insertion order.
     own: Records<T>,
+    /// Whether every change since [`Collection::share`] made this collection came through
+    /// [`Collection::apply_queued`]: then its records are those of the collection it was shared
+    /// from plus the queued changes, and the turn can take it over instead of replaying them.
+    /// Any other change, and every clone, leaves it false.
+    in_step: bool,
+}
+
+impl<T: Clone> Clone for Collection<T> {
+    /// A copy of the records, which is not in step with any turn (see `in_step`).
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            shadowed: self.shadowed.clone(),
+            deleted: self.deleted,
+            own: self.own.clone(),
+            in_step: false,
+        }
+    }
 }
 
 impl<T> Default for Collection<T> {
@@ -49,6 +67,7 @@ impl<T> Default for Collection<T> {
             shadowed: HashMap::default(),
             deleted: 0,
             own: Records::default(),
+            in_step: false,
         }
     }
 }
@@ -83,6 +102,7 @@ impl<T: Record> Collection<T> {
 
     /// Replaces the record with the same id in place, or appends it when there is none.
     pub fn replace(&mut self, record: T) {
+        self.in_step = false;
         // `Records::replace` keeps the position of the record it replaces.
         if self.shared.is_none() || self.own.contains(record.record_id()) {
             self.own.replace(record);
@@ -97,6 +117,7 @@ impl<T: Record> Collection<T> {
 
     /// Removes and returns the record with this id.
     pub fn remove(&mut self, id: &str) -> Option<T> {
+        self.in_step = false;
         if let Some(removed) = self.own.remove(id) {
             return Some(removed);
         }
@@ -156,7 +177,7 @@ impl<T: Record> Collection<T> {
     /// How many records there are.
     pub fn len(&self) -> usize {
         let shared = self.shared.as_ref().map_or(0, |shared| shared.len());
-        shared - self.deleted + self.own.len()
+        shared - self.deleted as usize + self.own.len()
     }
 
     /// True when there are none.
@@ -195,8 +216,49 @@ impl<T: Record> Collection<T> {
         }
         Self {
             shared: self.shared.clone(),
+            in_step: true,
             ..Self::default()
         }
+    }
+
+    /// Makes `change` as a queued one: a change the turn this collection was shared from gets
+    /// too, so the collection stays in step with it (see [`Collection::adopt`]).
+    pub(crate) fn apply_queued(&mut self, change: impl FnOnce(&mut Self)) {
+        let in_step = self.in_step;
+        change(self);
+        self.in_step = in_step;
+    }
+
+    /// Counts this collection out of step with its turn: a queued change will not reach the
+    /// turn (the dispatch's queue was discarded), so the turn must never take it over.
+    pub(crate) fn leave_step(&mut self) {
+        self.in_step = false;
+    }
+
+    /// Takes over `dispatch`'s records when they are exactly this collection's plus the
+    /// changes queued for it: `dispatch` was made from this collection by
+    /// [`Collection::share`], changed since only through [`Collection::apply_queued`], and this
+    /// collection changed only by applying the queued changes the dispatch already flushed.
+    /// Then the changes still queued are in `dispatch` already, and replaying them would store
+    /// each record a second time. Returns whether it did; `dispatch` is left empty when so.
+    ///
+    /// A dispatch that holds nothing of its own is left alone (there is nothing to gain), as
+    /// is one that does not share this collection's records.
+    pub(crate) fn adopt(&mut self, dispatch: &mut Self) -> bool {
+        let same_records = match (&self.shared, &dispatch.shared) {
+            (None, None) => true,
+            (Some(turn), Some(dispatch)) => Arc::ptr_eq(turn, dispatch),
+            _ => false,
+        };
+        if !dispatch.in_step
+            || !same_records
+            || (dispatch.own.is_empty() && dispatch.shadowed.is_empty())
+        {
+            return false;
+        }
+        *self = std::mem::take(dispatch);
+        self.in_step = false;
+        true
     }
 
     /// The position in `shared` of the record with this id, unless this collection deleted it.
@@ -387,6 +449,53 @@ mod tests {
         assert_eq!(described(&first), ["a=a", "b=b"]);
         let owned: Vec<String> = second.into_iter().map(|m| m.id().to_owned()).collect();
         assert_eq!(owned, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_turn_takes_over_a_dispatch_changed_only_through_queued_changes() {
+        let mut turn: Collection<Message> = ["a", "b"].iter().map(|id| message(id, id)).collect();
+        let mut dispatch = turn.share();
+        dispatch.apply_queued(|dispatch| dispatch.add(message("c", "c")));
+        dispatch.apply_queued(|dispatch| {
+            dispatch.remove("a");
+        });
+        assert!(turn.adopt(&mut dispatch));
+        assert_eq!(described(&turn), ["b=b", "c=c"]);
+        assert!(dispatch.is_empty());
+        // Taken over once: what the turn holds now is not in step with anything.
+        let mut again = turn.share();
+        again.apply_queued(|again| again.add(message("d", "d")));
+        let mut other: Collection<Message> = Collection::new();
+        assert!(!other.adopt(&mut again), "not shared from `other`");
+    }
+
+    #[test]
+    fn a_direct_change_a_clone_or_a_discard_keeps_the_dispatch_its_own() {
+        let mut turn: Collection<Message> = ["a"].iter().map(|id| message(id, id)).collect();
+        let queued = |collection: &mut Collection<Message>| {
+            collection.apply_queued(|collection| collection.add(message("q", "q")));
+        };
+
+        let mut direct = turn.share();
+        queued(&mut direct);
+        direct.replace(message("q", "edited"));
+        assert!(!turn.adopt(&mut direct));
+
+        let mut original = turn.share();
+        queued(&mut original);
+        let mut cloned = original.clone();
+        assert!(!turn.adopt(&mut cloned));
+
+        let mut discarded = turn.share();
+        queued(&mut discarded);
+        discarded.leave_step();
+        assert!(!turn.adopt(&mut discarded));
+
+        // Nothing of its own: nothing to take over.
+        let mut untouched = turn.share();
+        assert!(!turn.adopt(&mut untouched));
+        assert_eq!(described(&turn), ["a=a"]);
+        assert_eq!(described(&direct), ["a=a", "q=edited"]);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::storage::StorageContext;
 use super::abort::AbortState;
 use super::streams::Streams;
 use super::turn::TurnShared;
-use super::write_queue::{CollectionsMut, Delta};
+use super::write_queue::{Adopted, CollectionsMut, Delta};
 use super::{AbortReason, Aborted, Collection, TurnContext};
 
 /// How the dispatch has been signalled so far.
@@ -504,8 +504,59 @@ impl DispatchContext {
         self.state.flush_journal_into(&mut turn.state);
     }
 
+    /// Applies the queued writes to the turn as the dispatch ends: each collection this
+    /// dispatch changed only through its writes is handed to the turn whole (its records are
+    /// the turn's plus those writes, see [`Collection::adopt`]) rather than replayed record by
+    /// record, which stored every written record in the turn a second time; the writes to the
+    /// others are replayed as [`flush_into`](Self::flush_into) does. The dispatch's
+    /// collections are left empty where they were handed over: call it last.
+    pub(crate) fn hand_over(&mut self, turn: &mut TurnContext) {
+        if self.queue.len() == 0 {
+            self.flush_into(turn);
+            return;
+        }
+        self.absorb_tool_state();
+        // Only the collections a queued write changed are worth taking over.
+        let mut adopted = Adopted::default();
+        let mut tried = Adopted::default();
+        for delta in self.queue.drain() {
+            match &delta {
+                Delta::Message(_) if !tried.messages => {
+                    tried.messages = true;
+                    adopted.messages = turn.messages.adopt(&mut self.messages);
+                }
+                Delta::Memory(_) if !tried.memories => {
+                    tried.memories = true;
+                    adopted.memories = turn.memories.adopt(&mut self.memories);
+                }
+                Delta::Thought(_) if !tried.thoughts => {
+                    tried.thoughts = true;
+                    adopted.thoughts = turn.thoughts.adopt(&mut self.thoughts);
+                }
+                Delta::Retrievable(_) if !tried.retrievables => {
+                    tried.retrievables = true;
+                    adopted.retrievables = turn.retrievables.adopt(&mut self.retrievables);
+                }
+                Delta::ToolCall(_) | Delta::ReplaceToolCallGroup { .. } if !tried.tool_calls => {
+                    tried.tool_calls = true;
+                    adopted.tool_calls = turn.tool_calls.adopt(&mut self.tool_calls);
+                }
+                _ => {}
+            }
+            delta.apply_except(turn.collections_mut(), adopted);
+        }
+        self.state.flush_journal_into(&mut turn.state);
+    }
+
     /// Drops the queued writes: what was persisted stays persisted, the turn never sees it.
     pub(crate) fn discard_queue(&mut self) {
+        // The collections hold the discarded writes: no longer the turn's records plus its
+        // queued changes.
+        self.messages.leave_step();
+        self.memories.leave_step();
+        self.retrievables.leave_step();
+        self.thoughts.leave_step();
+        self.tool_calls.leave_step();
         self.queue.clear();
         if let Some(inbox) = self.tool_state.get() {
             super::tool_state::discard(inbox);

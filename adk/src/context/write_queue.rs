@@ -95,13 +95,13 @@ impl MadeThisTurn {
 }
 
 fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change<T>) {
-    match change {
+    collection.apply_queued(|collection| match change {
         Change::Store(record) => collection.add(record),
         Change::Mutate(record) => collection.replace(record),
         Change::Delete(id) => {
             collection.remove(&id);
         }
-    }
+    });
 }
 
 // Removes the records named by `ids` and puts `replacements` where the first of them stood (at
@@ -125,13 +125,46 @@ fn replace_group<T: super::Record>(
         None => kept.len(),
     };
     kept.splice(at..at, replacements);
-    collection.clear();
-    collection.extend(kept);
+    collection.apply_queued(|collection| {
+        collection.clear();
+        collection.extend(kept);
+    });
+}
+
+/// The collections of a turn that took over the dispatch's own as the dispatch ended (see
+/// [`Collection::adopt`]): the queued changes to them are in them already.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Adopted {
+    pub(crate) messages: bool,
+    pub(crate) memories: bool,
+    pub(crate) retrievables: bool,
+    pub(crate) thoughts: bool,
+    pub(crate) tool_calls: bool,
 }
 
 impl Delta {
     pub(crate) fn apply(self, target: CollectionsMut<'_>) {
+        self.apply_except(target, Adopted::default());
+    }
+
+    /// Applies the change, except to a collection in `adopted`, which has it already; the ids
+    /// of the tool calls it stores are counted as made this turn either way.
+    pub(crate) fn apply_except(self, target: CollectionsMut<'_>, adopted: Adopted) {
         match self {
+            Self::ReplaceToolCallGroup { replacements, .. } if adopted.tool_calls => {
+                target
+                    .made_this_turn
+                    .0
+                    .extend(replacements.iter().map(|call| call.id().to_owned()));
+            }
+            Self::ToolCall(Change::Store(call)) if adopted.tool_calls => {
+                target.made_this_turn.0.insert(call.id().to_owned());
+            }
+            Self::ToolCall(_) if adopted.tool_calls => {}
+            Self::Message(_) if adopted.messages => {}
+            Self::Memory(_) if adopted.memories => {}
+            Self::Thought(_) if adopted.thoughts => {}
+            Self::Retrievable(_) if adopted.retrievables => {}
             Self::ReplaceToolCallGroup { ids, replacements } => {
                 target
                     .made_this_turn

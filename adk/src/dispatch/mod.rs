@@ -213,6 +213,9 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         // nacked (the nack ends the loop; what the iteration did stands).
         if ctx.is_aborted() {
             ctx.discard_queue();
+        } else if ctx.is_signalled() {
+            // The last iteration: the loop ends on a signal.
+            ctx.hand_over(turn);
         } else {
             ctx.flush_into(turn);
         }
@@ -320,10 +323,11 @@ async fn spool_preloaded(ctx: &mut DispatchContext) -> Result<(), TurnError> {
     Ok(())
 }
 
-/// An acknowledged dispatch hands its queued writes to the turn; anything else drops them.
+/// An acknowledged dispatch hands its queued writes to the turn as it ends; anything else drops
+/// them.
 fn settle_queue(ctx: &mut DispatchContext, turn: &mut TurnContext) {
     if ctx.is_acked() && !ctx.is_aborted() {
-        ctx.flush_into(turn);
+        ctx.hand_over(turn);
     } else {
         ctx.discard_queue();
     }
