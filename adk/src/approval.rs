@@ -17,8 +17,8 @@
 //!
 //! A value that is not a `Decision` is refused by `resolve` and the gate stays open. A gate
 //! nobody answers times out after [`DEFAULT_GATE_TIMEOUT`] unless [`Approval::timeout`] says
-//! otherwise; a timed-out or rejected gate refuses the call (the model reads that nobody
-//! approved it). Aborting the dispatch or the turn settles the gate
+//! otherwise; a timed-out or rejected gate denies the call (the model reads `nobody approved
+//! the call within <timeout>`, or `the approval was rejected: <error>`, as the reason). Aborting the dispatch or the turn settles the gate
 //! and the call fails with `ToolExecutionError::Aborted`.
 //!
 //! **Durable approvals.** When the runner's storage keeps approvals (`SqliteStorage`,

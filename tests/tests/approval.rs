@@ -60,6 +60,8 @@ fn lookup_tool(log: &Log) -> Tool {
 #[derive(Clone)]
 enum Answer {
     With(Value),
+    /// `gate.reject` with this message.
+    Reject(&'static str),
     Never,
 }
 
@@ -86,8 +88,10 @@ async fn call(approval: Approval, tool: &str, args: Value, answer: Answer) -> (R
         .observe(move |event| {
             if let Event::TurnGateOpen { gate } = event {
                 opened.lock().unwrap().push(gate.payload().clone());
-                if let Answer::With(value) = &answer {
-                    gate.resolve(value.clone()).unwrap();
+                match &answer {
+                    Answer::With(value) => gate.resolve(value.clone()).unwrap(),
+                    Answer::Reject(message) => assert!(gate.reject(*message)),
+                    Answer::Never => {}
                 }
             }
         })
@@ -248,6 +252,21 @@ async fn a_call_nobody_approves_in_time_is_refused() {
     assert!(
         error.to_string().contains("nobody approved the call"),
         "{error}"
+    );
+    assert!(log.lock().unwrap().is_empty(), "the handler ran");
+}
+
+#[tokio::test]
+async fn a_rejected_approval_gate_denies_the_call_and_the_model_reads_the_rejection() {
+    let approval = Approval::tools(["refund"]);
+    let answer = Answer::Reject("the review queue is closed");
+    let (run, log) = call(approval, "refund", json!({"amount": 1}), answer).await;
+    let error = run.outcome.unwrap_err();
+    assert_eq!(error.code(), ErrorCode::ToolRefused);
+    assert_eq!(
+        error.to_string(),
+        "tool \"refund\" was not run: a reviewer denied the call: the approval was rejected: \
+         the review queue is closed"
     );
     assert!(log.lock().unwrap().is_empty(), "the handler ran");
 }
