@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use adk::TurnRunner;
 use adk::context::{DispatchContext, RawTurnContext};
 use adk::dispatch::{ToolExecutionError, executor_fn};
+use adk::events::ErrorCode;
 use adk::pipeline::BoxError;
 use adk::postgres::PostgresStorage;
 use adk::primitives::EffectKind;
@@ -438,5 +439,40 @@ adk::storage_adapter! {
     struct Bare {}
     impl {
         ..noop
+    }
+}
+
+#[tokio::test]
+async fn a_call_whose_intent_cannot_be_written_fails_and_its_handler_does_not_run() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("agent.db");
+    let storage = SqliteStorage::open(&path).await.unwrap();
+    // The ledger's table is gone (a damaged file): every intent write fails.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE tool_ledger")
+        .unwrap();
+    for effect in [
+        SendBuilder::at_most_once as fn(SendBuilder) -> SendDeclared,
+        |builder: SendBuilder| builder.idempotent_by(|args: &Send| format!("to-{}", args.to)),
+    ] {
+        let runs = Runs::default();
+        let (first, second) = call_twice(
+            SharedStorage::new(storage.clone()),
+            send_tool(&runs, false, effect),
+        )
+        .await;
+        for outcome in [first, second] {
+            let error = outcome.unwrap_err();
+            assert_eq!(error.code(), ErrorCode::ToolDownstreamError);
+            assert!(
+                error.to_string().contains("recording a tool intent"),
+                "{error}"
+            );
+        }
+        assert!(
+            runs.lock().unwrap().is_empty(),
+            "the handler ran without its intent written"
+        );
     }
 }
