@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use adk::TurnRunner;
 use adk::context::{DispatchContext, RawTurnContext};
 use adk::dispatch::{Executor, ScriptedModel, executor_fn};
+use adk::events::ErrorCode;
 use adk::pipeline::BoxError;
 use adk::postgres::PostgresStorage;
 use adk::primitives::{Message, Tool, ToolCall, ToolCallResults};
@@ -412,4 +413,89 @@ async fn resume_refuses_a_new_user_message() {
         matches!(refused, ResumeError::UserMessageGiven),
         "{refused}"
     );
+}
+
+adk::storage_adapter! {
+    /// Keeps the transcript like `TranscriptOnly`, but every result written to a stored call
+    /// fails: the storage is down when the resumed turn stores what its calls returned.
+    #[derive(Clone, Default)]
+    struct ResultsRefused {
+        messages: Arc<Mutex<Vec<Message>>>,
+        calls: Arc<Mutex<Vec<ToolCall>>>,
+    }
+
+    impl {
+        fetch_messages: |_ctx| async move { Ok(self.messages.lock().unwrap().clone()) },
+        store_message: |_ctx, message| async move {
+            self.messages.lock().unwrap().push(message);
+            Ok(())
+        },
+        fetch_tool_calls: |_ctx| async move { Ok(self.calls.lock().unwrap().clone()) },
+        store_tool_call: |_ctx, call| async move {
+            self.calls.lock().unwrap().push(call);
+            Ok(())
+        },
+        mutate_tool_call: |_ctx, _call| async move { Err(StorageError::backend("the disk is full")) },
+        ..noop
+    }
+}
+
+#[tokio::test]
+async fn a_settled_call_whose_result_cannot_be_stored_fails_the_resume_before_the_model_is_called()
+{
+    let storage = SharedStorage::new(ResultsRefused::default());
+    crash_mid_tool(&storage, |tool| tool.idempotent_per_call()).await;
+    let runs: Runs = Arc::default();
+    let (model, model_calls, _) = checked_model();
+    let runner = resumed_runner(
+        &storage,
+        counting_weather(&runs, |tool| tool.idempotent_per_call()),
+        model,
+    );
+    let outcome = runner
+        .resume(raw())
+        .await
+        .unwrap()
+        .into_outcome()
+        .expect("there was a turn to resume");
+    let error = outcome.error().expect("the resumed turn failed");
+    assert_eq!(error.code(), ErrorCode::StorageFailed, "{error}");
+    assert_eq!(error.code().as_str(), "E_STORAGE_ERROR");
+    assert_eq!(runs.lock().unwrap().len(), 1, "the call was settled");
+    assert_eq!(
+        model_calls.load(Ordering::SeqCst),
+        0,
+        "the model read a call without its stored result"
+    );
+}
+
+#[tokio::test]
+async fn a_last_answer_whose_id_names_no_turn_is_refused_and_nothing_runs() {
+    let storage = SharedStorage::new(TranscriptOnly::default());
+    let ctx = storage_context();
+    storage
+        .store_message(&ctx, Message::user("q-1", QUESTION).unwrap())
+        .await
+        .unwrap();
+    // A call stored without an answer link: nothing says which turn made it.
+    let call = ToolCall::new("call-1", "weather", serde_json::json!({})).unwrap();
+    storage.store_tool_call(&ctx, call).await.unwrap();
+    let runs: Runs = Arc::default();
+    let (model, model_calls, _) = checked_model();
+    let runner = resumed_runner(
+        &storage,
+        counting_weather(&runs, |tool| tool.at_most_once()),
+        model,
+    );
+    assert!(matches!(
+        runner.interrupted(&raw()).await,
+        Err(ResumeError::UnknownTurn { .. })
+    ));
+    let refused = runner.resume(raw()).await.unwrap_err();
+    assert!(
+        matches!(refused, ResumeError::UnknownTurn { .. }),
+        "{refused}"
+    );
+    assert!(runs.lock().unwrap().is_empty(), "the call ran again");
+    assert_eq!(model_calls.load(Ordering::SeqCst), 0);
 }
