@@ -62,6 +62,8 @@ enum Answer {
     With(Value),
     /// `gate.reject` with this message.
     Reject(&'static str),
+    /// `gate.abort()`.
+    Abort,
     Never,
 }
 
@@ -91,6 +93,7 @@ async fn call(approval: Approval, tool: &str, args: Value, answer: Answer) -> (R
                 match &answer {
                     Answer::With(value) => gate.resolve(value.clone()).unwrap(),
                     Answer::Reject(message) => assert!(gate.reject(*message)),
+                    Answer::Abort => assert!(gate.abort()),
                     Answer::Never => {}
                 }
             }
@@ -268,6 +271,20 @@ async fn a_rejected_approval_gate_denies_the_call_and_the_model_reads_the_reject
         "tool \"refund\" was not run: a reviewer denied the call: the approval was rejected: \
          the review queue is closed"
     );
+    assert!(log.lock().unwrap().is_empty(), "the handler ran");
+}
+
+#[tokio::test]
+async fn an_aborted_approval_gate_fails_the_call_under_the_gates_code_and_the_handler_does_not_run()
+{
+    let approval = Approval::tools(["refund"]);
+    let (run, log) = call(approval, "refund", json!({"amount": 1}), Answer::Abort).await;
+    let error = run.outcome.unwrap_err();
+    assert!(
+        matches!(error, ToolExecutionError::Pipeline { .. }),
+        "{error:?}"
+    );
+    assert_eq!(error.code(), ErrorCode::TurnGateAborted);
     assert!(log.lock().unwrap().is_empty(), "the handler ran");
 }
 
