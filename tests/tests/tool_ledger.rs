@@ -18,6 +18,7 @@ use adk::primitives::EffectKind;
 use adk::primitives::{Tool, ToolCall, ToolOutput};
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
 use adk::state::{SessionKey, SessionStore, SharedSessionStore};
+use adk::storage::approvals::ApprovalRequest;
 use adk::storage::ledger::{ToolIntent, ToolResult};
 use adk::storage::{NoopStorage, SharedStorage, StorageContext, StorageError};
 use adk_integration_tests::postgres_database::fresh_options;
@@ -361,7 +362,7 @@ async fn a_tool_call_written_with_its_result_that_is_not_stored_is_not_found_and
 }
 
 #[tokio::test]
-async fn deleting_a_session_deletes_its_ledger_rows_on_sqlite_and_postgres() {
+async fn deleting_a_session_deletes_its_ledger_rows_and_approval_requests_on_sqlite_and_postgres() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("agent.db");
     let sqlite = SqliteStorage::open(&path).await.unwrap();
@@ -389,13 +390,28 @@ async fn deleting_a_session_deletes_its_ledger_rows_on_sqlite_and_postgres() {
             .create_session(&key, Default::default())
             .await
             .unwrap();
+        let request = ApprovalRequest::new("call-1", "send", json!({}), "Send it?", "turn-1");
         for session in ["s-1", "s-2"] {
             storage
                 .record_tool_intent(&ctx(session), intent.clone())
                 .await
                 .unwrap();
+            storage
+                .record_approval_request(&ctx(session), request.clone())
+                .await
+                .unwrap();
         }
         sessions.delete_session(&key).await.unwrap();
+        assert_eq!(
+            storage.pending_approvals(&ctx("s-1")).await.unwrap(),
+            Vec::new(),
+            "{store}: the deleted session's approval request is gone"
+        );
+        assert_eq!(
+            storage.pending_approvals(&ctx("s-2")).await.unwrap(),
+            vec![request.clone()],
+            "{store}: another session's approval request stays"
+        );
         assert_eq!(
             storage
                 .record_tool_intent(&ctx("s-1"), intent.clone())

@@ -527,13 +527,23 @@ impl SessionStore for PostgresSessionStore {
         )
         .await?;
         super::lineage::delete(&transaction, key).await?;
-        // The ledger has no foreign key to `sessions` (a turn records intents before its
-        // session's first commit), so its rows are deleted here.
+        // The ledger and the approval requests have no foreign key to `sessions` (a turn
+        // records intents and requests before its session's first commit), so their rows are
+        // deleted here: a session made again under the same id must not find the deleted
+        // one's results or decisions.
         execute(
             &transaction,
             "DELETE FROM adk_rs_tool_ledger WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
             &[&key.app.as_str(), &key.user.as_str(), &key.session.as_str()],
             "deleting a session's tool ledger",
+        )
+        .await?;
+        execute(
+            &transaction,
+            "DELETE FROM adk_rs_tool_approvals \
+             WHERE app_name = $1 AND user_id = $2 AND session_id = $3",
+            &[&key.app.as_str(), &key.user.as_str(), &key.session.as_str()],
+            "deleting a session's approval requests",
         )
         .await?;
         transaction.commit().await.map_err(db(operation))

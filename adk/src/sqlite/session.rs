@@ -468,24 +468,33 @@ impl SessionStore for SqliteSessionStore {
             )
             .map_err(db("deleting a session"))?;
             super::lineage::delete(&tx, &key)?;
-            // The tool ledger, when `SqliteStorage` keeps it in this file: its rows have no
-            // foreign key to `sessions` (a turn records intents before its first commit).
-            let keeps_ledger = tx
-                .query_row(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tool_ledger'",
-                    [],
-                    |_| Ok(()),
-                )
-                .optional()
-                .map_err(db("looking for the tool ledger"))?
-                .is_some();
-            if keeps_ledger {
-                tx.execute(
-                    "DELETE FROM tool_ledger
-                     WHERE app_name = ?1 AND user_id = ?2 AND conversation_id = ?3",
-                    [key.app.as_str(), key.user.as_str(), key.session.as_str()],
-                )
-                .map_err(db("deleting a session's tool ledger"))?;
+            // The tool ledger and the approval requests, when `SqliteStorage` keeps them in
+            // this file: their rows have no foreign key to `sessions` (a turn records intents
+            // and requests before its first commit), and a session made again under the same
+            // id must not find the deleted one's results or decisions.
+            for (table, operation) in [
+                ("tool_ledger", "deleting a session's tool ledger"),
+                ("tool_approvals", "deleting a session's approval requests"),
+            ] {
+                let kept = tx
+                    .query_row(
+                        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                        [table],
+                        |_| Ok(()),
+                    )
+                    .optional()
+                    .map_err(db("looking for the tool ledger and approvals"))?
+                    .is_some();
+                if kept {
+                    tx.execute(
+                        &format!(
+                            "DELETE FROM {table}
+                             WHERE app_name = ?1 AND user_id = ?2 AND conversation_id = ?3"
+                        ),
+                        [key.app.as_str(), key.user.as_str(), key.session.as_str()],
+                    )
+                    .map_err(db(operation))?;
+                }
             }
             tx.commit().map_err(db("deleting a session"))
         })
