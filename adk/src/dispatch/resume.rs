@@ -14,7 +14,7 @@ use super::ToolCallUpdate;
 
 /// Settles `calls`, in order. A call the abort of the dispatch (or the turn) stopped is left
 /// without a result, so a later resume settles it again; a result that cannot be stored ends
-/// the dispatch with `E_STORAGE_FAILED` before the model is called.
+/// the dispatch with `E_STORAGE_ERROR` before the model is called.
 pub(super) async fn settle_unanswered(
     ctx: &mut DispatchContext,
     calls: Vec<ToolCall>,
