@@ -596,4 +596,21 @@ mod tests {
         let error = config.with_header("bad header", "x").unwrap_err();
         assert!(error.to_string().contains("bad header"), "{error}");
     }
+
+    #[test]
+    fn debug_output_shows_neither_the_key_nor_a_header_set_with_with_header() {
+        let hosted = OpenAiConfig::new("http://127.0.0.1:1/v1", "m")
+            .unwrap()
+            .with_api_key("sk-secret")
+            .with_header("x-gateway-token", "gw-secret")
+            .unwrap();
+        let azure = OpenAiConfig::azure("http://127.0.0.1:1", "gpt-4o", "2024-10-21")
+            .unwrap()
+            .with_api_key("azure-secret");
+        for config in [hosted, azure] {
+            let printed = format!("{config:?}");
+            assert!(!printed.contains("secret"), "{printed}");
+            assert!(printed.contains("<redacted>"), "{printed}");
+        }
+    }
 }
