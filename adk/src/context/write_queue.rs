@@ -79,8 +79,12 @@ pub(crate) struct CollectionsMut<'a> {
 /// The ids of the tool calls a turn stored itself (`store_tool_call`, the replacements of
 /// `replace_tool_call_group`), so a view can tell them from calls loaded from history, which
 /// are added to the collection directly.
+///
+/// Hashed with [`IdHasher`](super::records::IdHasher), as the collections' indexes are: every
+/// turn and dispatch makes one of these, and the standard library's `RandomState` read a
+/// thread-local for each, mostly for a set that stays empty.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct MadeThisTurn(std::collections::HashSet<String>);
+pub(crate) struct MadeThisTurn(std::collections::HashSet<String, super::records::IdHasher>);
 
 impl MadeThisTurn {
     pub(crate) fn contains(&self, id: &str) -> bool {

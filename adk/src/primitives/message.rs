@@ -52,7 +52,7 @@ impl Role {
 /// assert!(Message::new("m-3", Role::User, None, Vec::new()).is_err());
 /// # Ok::<(), adk::primitives::PrimitiveError>(())
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(try_from = "MessageFields")]
 pub struct Message {
     // Shared: a stored message is cloned into the adapter's call, the dispatch's collection and
@@ -69,6 +69,28 @@ pub struct Message {
     answer: Option<AnswerLink>,
     created_at: Timestamp,
     updated_at: Timestamp,
+}
+
+impl Clone for Message {
+    /// The same message. The id, text and identity are shared (reference counts); the
+    /// attachments are copied only when there are some: a stored message is cloned two or three
+    /// times (for the adapter, the dispatch, the turn), and cloning an empty vector was a call.
+    fn clone(&self) -> Self {
+        Self {
+            id: Arc::clone(&self.id),
+            role: self.role,
+            content: self.content.clone(),
+            attachments: if self.attachments.is_empty() {
+                Vec::new()
+            } else {
+                self.attachments.clone()
+            },
+            identity: self.identity.clone(),
+            answer: self.answer.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
 }
 
 fn serialize_id<S: Serializer>(id: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
