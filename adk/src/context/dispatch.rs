@@ -519,8 +519,8 @@ impl DispatchContext {
         // Only the collections a queued write changed are worth taking over.
         let mut adopted = Adopted::default();
         let mut tried = Adopted::default();
-        for delta in self.queue.drain() {
-            match &delta {
+        for delta in self.queue.iter() {
+            match delta {
                 Delta::Message(_) if !tried.messages => {
                     tried.messages = true;
                     adopted.messages = turn.messages.adopt(&mut self.messages);
@@ -543,8 +543,11 @@ impl DispatchContext {
                 }
                 _ => {}
             }
-            delta.apply_except(turn.collections_mut(), adopted);
         }
+        self.queue.drain_skipping(
+            |delta| adopted.covers(delta),
+            |delta| delta.apply_except(turn.collections_mut(), adopted),
+        );
         self.state.flush_journal_into(&mut turn.state);
     }
 

@@ -58,6 +58,31 @@ impl Queue {
         self.first.take().into_iter().chain(self.rest.drain(..))
     }
 
+    /// The changes, in order, left in the queue.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Delta> + '_ {
+        self.first.iter().chain(&self.rest)
+    }
+
+    /// Empties the queue, giving `apply` its changes in order except those `skip` picks out,
+    /// which are dropped where they lie instead of being moved out first (a change is as large
+    /// as the largest record, a few hundred bytes).
+    pub(crate) fn drain_skipping(
+        &mut self,
+        skip: impl Fn(&Delta) -> bool,
+        mut apply: impl FnMut(Delta),
+    ) {
+        if self.first.as_ref().is_some_and(&skip) {
+            self.first = None;
+        } else if let Some(first) = self.first.take() {
+            apply(first);
+        }
+        for delta in self.rest.drain(..) {
+            if !skip(&delta) {
+                apply(delta);
+            }
+        }
+    }
+
     pub(crate) fn clear(&mut self) {
         self.first = None;
         self.rest.clear();
@@ -146,6 +171,21 @@ pub(crate) struct Adopted {
     pub(crate) tool_calls: bool,
 }
 
+impl Adopted {
+    /// Whether `delta` has nothing left to do in the turn: its collection was taken over, and
+    /// it counts no tool call as made this turn.
+    pub(crate) fn covers(self, delta: &Delta) -> bool {
+        match delta {
+            Delta::Message(_) => self.messages,
+            Delta::Memory(_) => self.memories,
+            Delta::Thought(_) => self.thoughts,
+            Delta::Retrievable(_) => self.retrievables,
+            Delta::ToolCall(Change::Mutate(_) | Change::Delete(_)) => self.tool_calls,
+            _ => false,
+        }
+    }
+}
+
 impl Delta {
     pub(crate) fn apply(self, target: CollectionsMut<'_>) {
         self.apply_except(target, Adopted::default());
@@ -222,6 +262,32 @@ mod tests {
                 other => panic!("unexpected change {other:?}"),
             })
             .collect()
+    }
+
+    #[test]
+    fn draining_with_a_skip_applies_the_rest_in_order_and_empties_the_queue() {
+        for skipped in ["a", "b", "c"] {
+            let mut queue = Queue::default();
+            for id in ["a", "b", "c"] {
+                queue.push(deleted(id));
+            }
+            let is_skipped = |delta: &Delta| matches!(delta, Delta::Message(Change::Delete(id)) if id == skipped);
+            let mut applied = Vec::new();
+            queue.drain_skipping(is_skipped, |delta| applied.push(delta));
+            let applied: Vec<String> = applied
+                .into_iter()
+                .map(|delta| match delta {
+                    Delta::Message(Change::Delete(id)) => id,
+                    other => panic!("unexpected change {other:?}"),
+                })
+                .collect();
+            let expected: Vec<&str> = ["a", "b", "c"]
+                .into_iter()
+                .filter(|id| *id != skipped)
+                .collect();
+            assert_eq!(applied, expected);
+            assert_eq!(queue.len(), 0);
+        }
     }
 
     #[test]
