@@ -113,7 +113,8 @@ macro_rules! erased_storage {
 }
 
 /// A cheaply cloneable handle to any [`StorageAdapter`]: what the runner and the turn contexts
-/// hold. Its methods are the 29 callbacks, each costing one boxed future per call.
+/// hold. Its methods are the adapter's 36 (the 29 callbacks and the seven optional ones), each
+/// costing one boxed future per call.
 ///
 /// ```
 /// use adk::storage::{NoopStorage, SharedStorage, StorageContext};
