@@ -169,9 +169,18 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         }
         // Ledger results of calls whose tool-call record the executor did not mutate are
         // written now, on their own (whatever the executor's outcome).
-        let unwritten =
-            crate::storage::ledger::write_pending(&ctx.shared.storage, &ctx.shared.storage_context)
-                .await;
+        // Only when a result is parked (rarely: a tool ran under the ledger and the executor
+        // stored no record for its call); otherwise the write's future is neither built nor
+        // polled. Boxed, being rare: inline its 208 bytes would sit in the dispatch's future.
+        let unwritten = if crate::storage::ledger::has_pending(&ctx.shared.storage_context) {
+            Box::pin(crate::storage::ledger::write_pending(
+                &ctx.shared.storage,
+                &ctx.shared.storage_context,
+            ))
+            .await
+        } else {
+            Ok(())
+        };
         let executor_failure = match executed {
             Ok(Ok(())) => None,
             Ok(Err(error)) => match ctx.absorb_abort(error) {

@@ -262,6 +262,12 @@ pub(crate) async fn call_recorded(
     outcome
 }
 
+/// Whether `ctx`'s turn has a parked result [`write_pending`] would write.
+pub(crate) fn has_pending(ctx: &super::StorageContext) -> bool {
+    ctx.pending_ledger_results()
+        .is_some_and(|pending| !pending.is_empty())
+}
+
 /// Writes, each on its own, the ledger results still parked in `ctx` (calls whose tool-call
 /// record was not mutated after they ran). The dispatch calls it when the executor returns.
 pub(crate) async fn write_pending(

@@ -49,6 +49,11 @@ impl PendingResults {
         Some((kind, text))
     }
 
+    /// Whether no result is parked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
     /// Every parked result, removed.
     pub(crate) fn drain(&self) -> Vec<Parked> {
         std::mem::take(&mut *self.lock())
