@@ -7,6 +7,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::storage::LazyToken;
+
 /// Why a turn or dispatch was aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AbortReason {
@@ -101,11 +103,16 @@ pub(crate) fn caused_by_abort(error: &(dyn std::error::Error + 'static)) -> bool
 /// A dispatch makes its token only when something asks for it (most dispatches never do): until
 /// then nobody can cancel it but `abort`, which raises the flag, so its context checks the
 /// turn's token instead. Making a token and registering it with its parent costs two
-/// allocations and three locks per turn.
+/// allocations and three locks per turn. A turn's token is made up front only when the caller
+/// gave one (the turn's is its child); otherwise when something first asks for it
+/// ([`LazyToken`], kept by the turn's storage context, which hands it to storage callbacks), and
+/// the turn's abort makes it to cancel it.
 ///
 /// Reading a token takes its lock. While the runner walks a turn it watches the turn's token
-/// (see [`watch_turn`]): a waker registered on it raises a flag when it is cancelled, so the
-/// check before every middleware reads atomics and locks the token only once the flag is up.
+/// (see [`watch_turn`]): a waker registered on it raises a flag when it is cancelled, or, when
+/// it was not made, when it is made; so the check before every middleware reads atomics and
+/// locks the token only once the flag is up (a token made during the walk is locked by every
+/// check from then on).
 ///
 /// The flags the check reads are one atomic byte, so the common answer ("not aborted") is one
 /// load and one compare: see [`is_quiet`](AbortState::is_quiet).
@@ -114,6 +121,8 @@ pub(crate) struct AbortState {
     /// [`ABORTED`], [`WATCHED`], [`FIRED`] and [`TOKEN`].
     flags: AtomicU8,
     reason: Mutex<Option<AbortReason>>,
+    /// A dispatch's token; a turn's is its storage context's ([`LazyToken`]), which the turn's
+    /// methods here take.
     token: OnceLock<CancellationToken>,
 }
 
@@ -123,19 +132,17 @@ const ABORTED: u8 = 1;
 const WATCHED: u8 = 1 << 1;
 /// That registration's waker ran: the token may be cancelled.
 const FIRED: u8 = 1 << 2;
-/// The token was made (a turn's always is; a dispatch's on first use).
+/// The token was made (a turn's when the caller gave one; a dispatch's on first use).
 const TOKEN: u8 = 1 << 3;
 
 impl AbortState {
-    /// A turn's state: aborted by `abort` or by the caller's token.
-    pub(crate) fn for_turn(caller: Option<CancellationToken>) -> Self {
-        let token = caller
-            .as_ref()
-            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+    /// A turn's state: aborted by `abort` or by its token (kept by its storage context), which
+    /// is `made` when the caller gave one.
+    pub(crate) fn for_turn(made: bool) -> Self {
         Self {
-            flags: AtomicU8::new(TOKEN),
+            flags: AtomicU8::new(if made { TOKEN } else { 0 }),
             reason: Mutex::new(None),
-            token: OnceLock::from(token),
+            token: OnceLock::new(),
         }
     }
 
@@ -150,9 +157,26 @@ impl AbortState {
         }
     }
 
+    /// A dispatch's abort.
     pub(crate) fn abort(&self, reason: AbortReason) {
+        self.record_abort(reason, self.token.get());
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
+    /// A turn's abort: `token` (the turn's) is made now if nothing asked for it yet, and
+    /// cancelled, so whoever holds it or asks for it later sees the abort.
+    pub(crate) fn abort_turn(&self, reason: AbortReason, token: &LazyToken) {
+        self.record_abort(reason, token.if_made());
+        token.get().cancel();
+    }
+
+    /// Keeps `reason` unless the state was aborted already (the first reason wins; a
+    /// cancelled `token` is the reason `Cancelled`) and raises the flag.
+    fn record_abort(&self, reason: AbortReason, token: Option<&CancellationToken>) {
         let mut slot = self.reason.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() && !self.is_aborted() {
+        if slot.is_none() && !self.is_aborted_with(token) {
             *slot = Some(reason);
         }
         drop(slot);
@@ -160,9 +184,6 @@ impl AbortState {
         // Paired with the fence in `token_under`: a token made concurrently is cancelled either
         // here or there.
         fence(Ordering::SeqCst);
-        if let Some(token) = self.token.get() {
-            token.cancel();
-        }
     }
 
     /// Whether `abort` was called, without looking at the token: the cheap half of
@@ -181,28 +202,28 @@ impl AbortState {
         self.flags.load(Ordering::Acquire) == quiet
     }
 
+    /// Whether a dispatch was aborted, by `abort` or through its token.
     pub(crate) fn is_aborted(&self) -> bool {
-        self.is_flagged()
-            || self
-                .token
-                .get()
-                .is_some_and(CancellationToken::is_cancelled)
+        self.is_aborted_with(self.token.get())
     }
 
-    /// `is_aborted`, locking the token only when it may have been cancelled: when it is not
-    /// watched, or its watcher saw it fire.
+    fn is_aborted_with(&self, token: Option<&CancellationToken>) -> bool {
+        self.is_flagged() || token.is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Whether a turn was aborted, by `abort` or through its `token`, locking the token only
+    /// when it may have been cancelled: when it is made and not watched, or its watcher saw it
+    /// fire (cancelled, or made during the walk).
     #[inline]
-    pub(crate) fn is_aborted_watched(&self) -> bool {
+    pub(crate) fn is_aborted_watched(&self, token: &LazyToken) -> bool {
         let flags = self.flags.load(Ordering::Acquire);
-        if flags == TOKEN | WATCHED {
+        // Watched, not aborted, nothing fired: whether or not the token was made.
+        if flags & !TOKEN == WATCHED {
             return false;
         }
         flags & ABORTED != 0
             || ((flags & WATCHED == 0 || flags & FIRED != 0)
-                && self
-                    .token
-                    .get()
-                    .is_some_and(CancellationToken::is_cancelled))
+                && token.if_made().is_some_and(CancellationToken::is_cancelled))
     }
 
     /// Raised by the waker [`watch_turn`] registers: the token may have been cancelled.
@@ -216,24 +237,28 @@ impl AbortState {
         self.token.get().is_some()
     }
 
+    /// Why a dispatch was aborted, once it was.
     pub(crate) fn reason(&self) -> Option<AbortReason> {
-        if !self.is_aborted() {
+        self.reason_with(self.token.get())
+    }
+
+    /// Why a turn was aborted, once it was; `token` is the turn's.
+    pub(crate) fn turn_reason(&self, token: &LazyToken) -> Option<AbortReason> {
+        self.reason_with(token.if_made())
+    }
+
+    fn reason_with(&self, token: Option<&CancellationToken>) -> Option<AbortReason> {
+        if !self.is_aborted_with(token) {
             return None;
         }
         let slot = self.reason.lock().unwrap_or_else(PoisonError::into_inner);
         Some(slot.clone().unwrap_or(AbortReason::Cancelled))
     }
 
-    /// A turn's token.
-    pub(crate) fn token(&self) -> &CancellationToken {
-        // A turn's state is made with its token; the fallback only keeps this total.
-        self.token.get_or_init(CancellationToken::new)
-    }
-
-    /// A dispatch's token, made on first use as a child of `parent` (the turn's state) and
-    /// cancelled at once when the dispatch was already aborted.
-    pub(crate) fn token_under(&self, parent: &AbortState) -> &CancellationToken {
-        let token = self.token.get_or_init(|| parent.token().child_token());
+    /// A dispatch's token, made on first use as a child of `parent` (the turn's token, made
+    /// then if it was not) and cancelled at once when the dispatch was already aborted.
+    pub(crate) fn token_under(&self, parent: &LazyToken) -> &CancellationToken {
+        let token = self.token.get_or_init(|| parent.get().child_token());
         // Raised before the token is handed out, so the quiet check stops skipping the token
         // before anyone can cancel it.
         self.flags.fetch_or(TOKEN, Ordering::SeqCst);
@@ -247,22 +272,26 @@ impl AbortState {
 }
 
 impl AbortState {
-    /// Marks this state watched (a waker on its token raises the fired flag) until the returned
-    /// guard drops; see `watch_turn`.
-    pub(crate) fn watched(&self) -> Watched<'_> {
+    /// Marks this state watched (a waker on its token, or on the making of a token not made
+    /// yet, raises the fired flag) until the returned guard drops; see `watch_turn`.
+    pub(crate) fn watched<'a>(&'a self, token: &'a LazyToken) -> Watched<'a> {
         self.flags.fetch_or(WATCHED, Ordering::Release);
-        Watched { state: self }
+        Watched { state: self, token }
     }
 }
 
-/// Clears the watched mark of the turn's state when dropped; see `watch_turn`.
+/// Clears the watched mark of the turn's state when dropped, and forgets the waker waiting for
+/// its token to be made (it holds the turn's shared state, which holds the token); see
+/// `watch_turn`.
 #[must_use = "the turn stops being watched when this is dropped"]
 pub(crate) struct Watched<'a> {
     state: &'a AbortState,
+    token: &'a LazyToken,
 }
 
 impl Drop for Watched<'_> {
     fn drop(&mut self) {
         self.state.flags.fetch_and(!WATCHED, Ordering::Release);
+        self.token.stop_notifying();
     }
 }

@@ -434,7 +434,8 @@ impl DispatchContext {
 
     /// The dispatch's cancellation token: cancelled when the dispatch or the turn is aborted.
     pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
-        self.abort.token_under(&self.shared.abort)
+        self.abort
+            .token_under(self.shared.storage_context.lazy_token())
     }
 
     /// The statistics the executor reported for this iteration's model call
@@ -583,7 +584,8 @@ impl DispatchContext {
             request,
             self.shared.turn_id(),
             &self.shared.events,
-            self.abort.token_under(&self.shared.abort),
+            self.abort
+                .token_under(self.shared.storage_context.lazy_token()),
         )
         .await
     }

@@ -52,7 +52,8 @@ impl TurnShared {
     /// Whether the turn was aborted or its token cancelled.
     #[inline]
     pub(crate) fn is_aborted(&self) -> bool {
-        self.abort.is_aborted_watched()
+        self.abort
+            .is_aborted_watched(self.storage_context.lazy_token())
     }
 
     pub(crate) fn turn_id(&self) -> &TurnId {
@@ -103,19 +104,30 @@ impl TurnShared {
 /// Registers a waker on the turn's token through `registration` (its `cancelled()` future,
 /// pinned where it stays until the turn's walk ends), so that cancelling the token raises the
 /// turn state's fired flag, and marks the turn's state watched until the returned guard drops.
-/// Declare the guard after the registration, so it is dropped first.
+/// Declare the guard after the registration, so it is dropped first. `None` (the token was not
+/// made, see [`LazyToken`](crate::storage::LazyToken)): nothing can cancel the token before
+/// something makes it, so the waker is registered for its making instead, which raises the
+/// same flag.
 pub(crate) fn watch_turn<'a>(
     shared: &'a Arc<TurnShared>,
-    registration: Pin<&mut WaitForCancellationFuture<'_>>,
+    registration: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
 ) -> Watched<'a> {
+    let token = shared.storage_context.lazy_token();
     let waker = Waker::from(Arc::clone(shared));
-    if registration
-        .poll(&mut std::task::Context::from_waker(&waker))
-        .is_ready()
-    {
+    let fired = match registration.as_pin_mut() {
+        Some(registration) => registration
+            .poll(&mut std::task::Context::from_waker(&waker))
+            .is_ready(),
+        None => {
+            token.notify_when_made(&waker);
+            // Made after the caller looked and before the registration: nobody woke us.
+            token.if_made().is_some()
+        }
+    };
+    if fired {
         shared.abort.mark_fired();
     }
-    shared.abort.watched()
+    shared.abort.watched(token)
 }
 
 /// What turn-scoped middleware (`turn_input`, `turn_output`) receive.
@@ -258,7 +270,13 @@ impl TurnContext {
             Some(seed) => Registry::from_nested(seed)?,
             None => Registry::new(),
         };
-        let abort = AbortState::for_turn(raw.cancellation);
+        // The turn's token is a child of the caller's, made now; without the caller's it is
+        // made when something asks for it (`LazyToken`).
+        let token = raw
+            .cancellation
+            .as_ref()
+            .map(tokio_util::sync::CancellationToken::child_token);
+        let abort = AbortState::for_turn(token.is_some());
         // `StorageContext::for_turn` mints the turn's id; a resumed turn keeps its own.
         let mut storage_context = StorageContext::for_turn(
             (
@@ -268,7 +286,7 @@ impl TurnContext {
                 raw.thread_id,
             ),
             raw.identity,
-            abort.token().clone(),
+            token,
         );
         if let Some(turn_id) = raw.resumed_turn_id {
             storage_context = storage_context.with_turn_id(turn_id);
@@ -442,9 +460,10 @@ impl TurnContext {
     /// ends as aborted, no error event is emitted and `TurnEnd` still fires. The first reason
     /// given wins.
     pub fn abort(&self, reason: impl Into<String>) {
-        self.shared
-            .abort
-            .abort(AbortReason::Requested(reason.into()));
+        self.shared.abort.abort_turn(
+            AbortReason::Requested(reason.into()),
+            self.shared.storage_context.lazy_token(),
+        );
     }
 
     /// Whether the turn was aborted, by `abort` or by the caller's cancellation token.
@@ -455,13 +474,15 @@ impl TurnContext {
 
     /// Why the turn was aborted, once it was.
     pub fn abort_reason(&self) -> Option<AbortReason> {
-        self.shared.abort.reason()
+        self.shared
+            .abort
+            .turn_reason(self.shared.storage_context.lazy_token())
     }
 
     /// The turn's cancellation token: cancelled when the turn is aborted. Hand it to work that
     /// should stop with the turn.
     pub fn cancellation(&self) -> &tokio_util::sync::CancellationToken {
-        self.shared.abort.token()
+        self.shared.storage_context.cancellation()
     }
 }
 
@@ -480,7 +501,7 @@ impl TurnContext {
             request,
             self.shared.turn_id(),
             &self.shared.events,
-            self.shared.abort.token(),
+            self.shared.storage_context.cancellation(),
         )
         .await
     }

@@ -303,8 +303,15 @@ impl TurnRunner {
         let parts = &*self.parts;
         let shared = Arc::clone(&ctx.shared);
         // While the turn is walked, cancelling its token wakes a flag, so the abort check before
-        // every middleware reads atomics instead of locking the token.
-        let registration = std::pin::pin!(shared.abort.token().cancelled());
+        // every middleware reads atomics instead of locking the token. A token not made yet (the
+        // caller gave none) is not watched: nothing can cancel it before something makes it.
+        let registration = std::pin::pin!(
+            shared
+                .storage_context
+                .lazy_token()
+                .if_made()
+                .map(tokio_util::sync::CancellationToken::cancelled)
+        );
         let _watched = crate::context::watch_turn(&shared, registration);
         let (started_at, started) = shared.began();
         // Nobody observing: no clock read, no event built (a few hundred instructions a turn).
@@ -687,5 +694,62 @@ fn session_key(storage: &crate::storage::StorageContext) -> SessionKey {
         app: storage.app_name().clone(),
         user: storage.user_id().clone(),
         session: storage.session_id().clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::DispatchContext;
+    use crate::dispatch::executor_fn;
+    use crate::pipeline::BoxError;
+    use crate::storage::NoopStorage;
+
+    fn acking() -> TurnRunner {
+        TurnRunner::builder()
+            .storage(NoopStorage::new())
+            .executor(executor_fn(|ctx: &mut DispatchContext| {
+                Box::pin(async move {
+                    ctx.ack()?;
+                    Ok::<(), BoxError>(())
+                })
+            }))
+            .build()
+    }
+
+    #[tokio::test]
+    async fn a_walked_turn_leaves_its_shared_state_held_by_its_context_alone() {
+        // The walk registers a waker holding the turn's shared state, on the token or, when the
+        // token is not made, for its making (the token lives in that state): it must be
+        // forgotten when the walk ends, or the two would keep each other alive.
+        let runner = acking();
+        let outcome = runner
+            .run(RawTurnContext::new("c", "p"))
+            .await
+            .expect("a valid turn");
+        assert!(
+            outcome
+                .context
+                .storage_context()
+                .lazy_token()
+                .if_made()
+                .is_none()
+        );
+        assert_eq!(Arc::strong_count(&outcome.context.shared), 1);
+
+        let caller = tokio_util::sync::CancellationToken::new();
+        let outcome = runner
+            .run(RawTurnContext::new("c", "p").cancellation(caller))
+            .await
+            .expect("a valid turn");
+        assert!(
+            outcome
+                .context
+                .storage_context()
+                .lazy_token()
+                .if_made()
+                .is_some()
+        );
+        assert_eq!(Arc::strong_count(&outcome.context.shared), 1);
     }
 }

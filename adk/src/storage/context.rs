@@ -1,8 +1,9 @@
 //! What every storage callback is told about the call: which app, user, conversation (session)
 //! and thread, which turn, who is acting, and whether the turn has been cancelled.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use futures_util::task::AtomicWaker;
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
@@ -52,6 +53,10 @@ use super::pending::PendingResults;
 #[derive(Clone, Debug)]
 pub struct StorageContext {
     inner: Arc<ContextFields>,
+    /// Beside the shared fields, not among them: a windowed fetch sets it on a copy of the
+    /// turn's context, which would otherwise copy every field (and make the turn's token, see
+    /// [`LazyToken`]'s `Clone`) for one call.
+    fetch_window: FetchWindow,
 }
 
 #[derive(Clone, Debug)]
@@ -62,8 +67,7 @@ struct ContextFields {
     conversation_id: SessionId,
     thread_id: ThreadId,
     identity: Option<Identity>,
-    cancellation: CancellationToken,
-    fetch_window: FetchWindow,
+    cancellation: LazyToken,
     /// The turn's parked ledger results (`pending::PendingResults`), shared by every clone of
     /// the context (they share these fields); `None` outside a turn the runner started, where
     /// every result is written at once. Held inline, so a turn allocates nothing for it.
@@ -92,11 +96,11 @@ impl StorageContext {
                 conversation_id: conversation_id.into(),
                 thread_id: ThreadId::default(),
                 identity: None,
-                cancellation: CancellationToken::new(),
-                fetch_window: FetchWindow::All,
+                cancellation: LazyToken::default(),
                 pending_results: None,
                 held: None,
             }),
+            fetch_window: FetchWindow::All,
         }
     }
 
@@ -105,7 +109,7 @@ impl StorageContext {
     pub(crate) fn for_turn(
         ids: (SessionId, AppName, UserId, ThreadId),
         identity: Option<Identity>,
-        cancellation: CancellationToken,
+        cancellation: Option<CancellationToken>,
     ) -> Self {
         let (conversation_id, app_name, user_id, thread_id) = ids;
         Self {
@@ -116,11 +120,11 @@ impl StorageContext {
                 conversation_id,
                 thread_id,
                 identity,
-                cancellation,
-                fetch_window: FetchWindow::All,
+                cancellation: cancellation.map_or_else(LazyToken::default, LazyToken::made),
                 pending_results: Some(PendingResults::default()),
                 held: None,
             }),
+            fetch_window: FetchWindow::All,
         }
     }
 
@@ -209,7 +213,7 @@ impl StorageContext {
     /// ```
     #[must_use]
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
-        self.fields_mut().cancellation = cancellation;
+        self.fields_mut().cancellation = LazyToken::made(cancellation);
         self
     }
 
@@ -223,7 +227,7 @@ impl StorageContext {
     /// ```
     #[must_use]
     pub fn with_fetch_window(mut self, window: FetchWindow) -> Self {
-        self.fields_mut().fetch_window = window;
+        self.fetch_window = window;
         self
     }
 
@@ -236,7 +240,7 @@ impl StorageContext {
     /// ```
     #[must_use]
     pub fn fetch_window(&self) -> &FetchWindow {
-        &self.inner.fetch_window
+        &self.fetch_window
     }
 
     /// The id of the turn this call belongs to.
@@ -327,7 +331,7 @@ impl StorageContext {
     /// ```
     #[must_use]
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancellation
+        self.inner.cancellation.get()
     }
 
     /// Whether the turn has been cancelled; an adapter may stop early and return
@@ -340,7 +344,16 @@ impl StorageContext {
     /// ```
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancellation.is_cancelled()
+        // A token not made yet was handed to nobody: nothing can have cancelled it.
+        self.inner
+            .cancellation
+            .if_made()
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// The turn's token as kept, made or not: the turn's abort state reads it through this.
+    pub(crate) fn lazy_token(&self) -> &LazyToken {
+        &self.inner.cancellation
     }
 
     /// Opens a hold for `partner`'s database on the turn's context: see `held`.
@@ -366,5 +379,127 @@ impl StorageContext {
     // a clone — and then the clone keeps seeing the values it was made with.
     fn fields_mut(&mut self) -> &mut ContextFields {
         Arc::make_mut(&mut self.inner)
+    }
+}
+
+/// A context's cancellation token, made when first asked for. Most turns never hand theirs
+/// out, and a token nobody holds cannot be cancelled: making one (an allocation), cloning it,
+/// registering a waker on it and dropping it cost every such turn about 650 instructions and
+/// several lock round trips for nothing. Everything that can cancel the token goes through
+/// [`get`](Self::get) first (the turn's abort makes it to cancel it), so "not made" reads as
+/// "not cancelled". While the runner walks the turn, making the token wakes the waker it
+/// registered ([`notify_when_made`](Self::notify_when_made)), so the turn's abort check, which
+/// skips an unmade token, starts looking at it.
+#[derive(Default)]
+pub(crate) struct LazyToken {
+    token: OnceLock<CancellationToken>,
+    on_made: AtomicWaker,
+}
+
+impl LazyToken {
+    /// A token made already (the caller's, or a child of it).
+    pub(crate) fn made(token: CancellationToken) -> Self {
+        Self {
+            token: OnceLock::from(token),
+            on_made: AtomicWaker::new(),
+        }
+    }
+
+    /// The token, made now if it was not.
+    #[inline]
+    pub(crate) fn get(&self) -> &CancellationToken {
+        match self.token.get() {
+            Some(token) => token,
+            None => self.make(),
+        }
+    }
+
+    #[cold]
+    fn make(&self) -> &CancellationToken {
+        let mut made = false;
+        let token = self.token.get_or_init(|| {
+            made = true;
+            CancellationToken::new()
+        });
+        if made {
+            self.on_made.wake();
+        }
+        token
+    }
+
+    /// The token, if anything asked for it.
+    #[inline]
+    pub(crate) fn if_made(&self) -> Option<&CancellationToken> {
+        self.token.get()
+    }
+
+    /// Wakes `waker` when the token is made, until [`stop_notifying`](Self::stop_notifying).
+    pub(crate) fn notify_when_made(&self, waker: &std::task::Waker) {
+        self.on_made.register(waker);
+    }
+
+    /// Forgets the waker [`notify_when_made`](Self::notify_when_made) registered.
+    pub(crate) fn stop_notifying(&self) {
+        drop(self.on_made.take());
+    }
+}
+
+/// A copy of the fields (a `with_*` setter on a shared context) shares the token: it is made
+/// first, so the copy and the original never hand out two different tokens.
+impl Clone for LazyToken {
+    fn clone(&self) -> Self {
+        Self::made(self.get().clone())
+    }
+}
+
+impl std::fmt::Debug for LazyToken {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.if_made() {
+            Some(token) => token.fmt(formatter),
+            None => formatter.write_str("CancellationToken { not made yet }"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_copied_before_its_token_is_made_shares_the_token_made_later() {
+        let turn = StorageContext::new("c");
+        // A setter on a shared context copies its fields: the token is made first and shared.
+        let renamed = turn.clone().with_app_name("other");
+        renamed.cancellation().cancel();
+        assert!(turn.is_cancelled());
+        assert!(turn.cancellation().is_cancelled());
+    }
+
+    #[test]
+    fn a_windowed_copy_shares_the_turns_token_without_making_it() {
+        let turn = StorageContext::new("c");
+        let windowed = turn.clone().with_fetch_window(FetchWindow::Last(2));
+        assert!(turn.fetch_window().is_all());
+        assert!(turn.lazy_token().if_made().is_none());
+        windowed.cancellation().cancel();
+        assert!(turn.is_cancelled());
+    }
+
+    #[test]
+    fn making_the_token_wakes_the_waker_waiting_for_it_once() {
+        struct Count(std::sync::atomic::AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let count = Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
+        let token = LazyToken::default();
+        token.notify_when_made(&std::task::Waker::from(Arc::clone(&count)));
+        assert!(token.if_made().is_none());
+        let _ = token.get();
+        let _ = token.get();
+        assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(token.if_made().is_some());
     }
 }

@@ -45,6 +45,7 @@ mod primitive;
 mod window;
 
 pub use adapter::StorageAdapter;
+pub(crate) use context::LazyToken;
 pub use context::{ConversationId, StorageContext, TurnId};
 pub use erased::{DynStorageAdapter, SharedStorage};
 pub use error::StorageError;

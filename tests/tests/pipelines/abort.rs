@@ -421,3 +421,62 @@ async fn aborting_the_turn_leaves_the_callers_token_alone() {
         "the turn's token is a child of the caller's: aborting the turn must not cancel it"
     );
 }
+
+#[tokio::test]
+async fn cancelling_the_turns_own_token_from_middleware_skips_the_remaining_middleware() {
+    // No caller's token: the turn's token is made only here, during the walk, and cancelled by
+    // its holder; the checks before `c` and the dispatch must see it.
+    let staged = abort_stage(|ctx, next, log| {
+        Box::pin(async move {
+            log.push("b-pre");
+            ctx.cancellation().cancel();
+            let seen = next.run(ctx).await;
+            log.push(format!("b-post {seen:?}"));
+            Ok(())
+        })
+    });
+    let outcome = run(&staged.runner, raw()).await;
+
+    assert_eq!(staged.events.trace(), [TURN_START, TURN_END]);
+    assert_eq!(staged.log.joined(), "a-pre b-pre b-post Aborted a-post");
+    assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
+    assert_eq!(staged.executor.runs(), 0);
+}
+
+#[tokio::test]
+async fn a_token_asked_for_after_the_turn_was_aborted_is_cancelled() {
+    // Nothing asked for the turn's token before the abort: the abort makes it cancelled, so
+    // whoever asks later (a storage callback, a tool, the caller) sees the abort.
+    let staged = abort_stage(|ctx, next, _log| {
+        Box::pin(async move {
+            ctx.abort("done here");
+            let _ = next.run(ctx).await;
+            Ok(())
+        })
+    });
+    let outcome = run(&staged.runner, raw()).await;
+
+    assert!(outcome.context.storage_context().is_cancelled());
+    assert!(outcome.context.cancellation().is_cancelled());
+    assert_eq!(
+        aborted_by(&outcome),
+        &AbortReason::Requested("done here".into())
+    );
+}
+
+#[tokio::test]
+async fn a_turn_whose_token_nobody_asked_for_completes_and_its_token_is_not_cancelled() {
+    let staged = abort_stage(|ctx, next, _log| {
+        Box::pin(async move {
+            let _ = next.run(ctx).await;
+            Ok(())
+        })
+    });
+    let outcome = run(&staged.runner, raw()).await;
+
+    assert!(outcome.is_completed(), "{:?}", outcome.status);
+    assert!(!outcome.context.is_aborted());
+    assert!(!outcome.context.storage_context().is_cancelled());
+    assert!(!outcome.context.cancellation().is_cancelled());
+    assert_eq!(staged.executor.runs(), 1);
+}
