@@ -480,7 +480,7 @@ impl DispatchContext {
     }
 
     fn record_change(&mut self, delta: Delta) {
-        delta.clone().apply(self.collections_mut());
+        delta.apply_copy(self.collections_mut());
         self.queue.push(delta);
     }
 

@@ -133,6 +133,17 @@ fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change
     });
 }
 
+/// Applies a copy of `change`: the record is cloned straight into the collection.
+fn apply_change_copy<T: super::Record>(collection: &mut Collection<T>, change: &Change<T>) {
+    collection.apply_queued(|collection| match change {
+        Change::Store(record) => collection.add(record.clone()),
+        Change::Mutate(record) => collection.replace(record.clone()),
+        Change::Delete(id) => {
+            collection.remove(id);
+        }
+    });
+}
+
 // Removes the records named by `ids` and puts `replacements` where the first of them stood (at
 // the end when none was present), keeping every other record's place.
 fn replace_group<T: super::Record>(
@@ -189,6 +200,24 @@ impl Adopted {
 impl Delta {
     pub(crate) fn apply(self, target: CollectionsMut<'_>) {
         self.apply_except(target, Adopted::default());
+    }
+
+    /// Applies a copy of the change, leaving this one to be queued: a record change clones
+    /// only its record, not the whole change (a change is as large as the largest record).
+    pub(crate) fn apply_copy(&self, target: CollectionsMut<'_>) {
+        match self {
+            Self::Message(change) => apply_change_copy(target.messages, change),
+            Self::Memory(change) => apply_change_copy(target.memories, change),
+            Self::Thought(change) => apply_change_copy(target.thoughts, change),
+            Self::ToolCall(change) => {
+                if let Change::Store(call) = change {
+                    target.made_this_turn.0.insert(call.id().to_owned());
+                }
+                apply_change_copy(target.tool_calls, change);
+            }
+            Self::Retrievable(change) => apply_change_copy(target.retrievables, change),
+            other => other.clone().apply(target),
+        }
     }
 
     /// Applies the change, except to a collection in `adopted`, which has it already; the ids
