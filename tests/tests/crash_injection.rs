@@ -66,7 +66,8 @@ enum Kill {
 enum End {
     /// Killed at this boundary (or `random`).
     Killed(String),
-    Done,
+    /// Printed `done` with this status (`Completed`, `nothing to resume`, `Failed(..)`, ...).
+    Done(String),
     /// Exited on its own without finishing: why.
     Failed(String),
 }
@@ -91,9 +92,9 @@ fn drive(mode: &str, store: &str, conversation: &str, effects: &Path, kill: Kill
     let mut pauses = 0;
     let mut killed = None;
     while let Some(Ok(line)) = lines.next() {
-        if line.starts_with("done ") {
+        if let Some(status) = line.strip_prefix("done ") {
             let _ = child.wait();
-            return End::Done;
+            return End::Done(status.to_owned());
         }
         let Some(label) = line.strip_prefix("pause ") else {
             continue;
@@ -124,8 +125,8 @@ fn drive(mode: &str, store: &str, conversation: &str, effects: &Path, kill: Kill
     let status = child.wait().unwrap();
     // A child that finished before a late kill printed `done`: it was not killed.
     for line in lines.map_while(Result::ok) {
-        if line.starts_with("done ") {
-            return End::Done;
+        if let Some(status) = line.strip_prefix("done ") {
+            return End::Done(status.to_owned());
         }
     }
     match killed {
@@ -150,19 +151,30 @@ struct Tally {
     kills: usize,
     kills_by_boundary: BTreeMap<String, usize>,
     failures: Vec<String>,
+    /// How each child of a conversation ended, in order: printed beside a failure of it.
+    ends: BTreeMap<String, Vec<String>>,
 }
 
 fn run_scenario(store: &str, scenario: &Scenario, tally: &Mutex<Tally>) {
     std::fs::create_dir_all(&scenario.effects).unwrap();
     let record = |end: &End| {
         let mut tally = tally.lock().unwrap();
+        tally
+            .ends
+            .entry(scenario.conversation.clone())
+            .or_default()
+            .push(match end {
+                End::Killed(label) => format!("killed ({label})"),
+                End::Done(status) => format!("done {status}"),
+                End::Failed(why) => format!("failed: {why}"),
+            });
         match end {
             End::Killed(label) => {
                 tally.kills += 1;
                 *tally.kills_by_boundary.entry(label.clone()).or_default() += 1;
             }
             End::Failed(why) => tally.failures.push(why.clone()),
-            End::Done => {}
+            End::Done(_) => {}
         }
     };
     let conversation = scenario.conversation.as_str();
@@ -190,7 +202,7 @@ fn run_scenario(store: &str, scenario: &Scenario, tally: &Mutex<Tally>) {
             &scenario.effects,
             Kill::Never,
         ) {
-            End::Done => return,
+            done @ End::Done(_) => return record(&done),
             other => record(&other),
         }
     }
@@ -477,7 +489,19 @@ fn crash_suite(label: &str, store: &str, storage: SharedStorage, folder: &Path) 
         tally.failures.is_empty(),
         "{} failures:\n{}",
         tally.failures.len(),
-        tally.failures.join("\n")
+        tally
+            .failures
+            .iter()
+            .map(|failure| {
+                // A failure names its conversation first: say how each of its children ended.
+                let conversation = failure.split(':').next().unwrap_or_default();
+                match tally.ends.get(conversation) {
+                    Some(ends) => format!("{failure}\n    children: {}", ends.join(", ")),
+                    None => failure.clone(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(
         tally.kills >= target,
