@@ -78,7 +78,12 @@ fn drive(mode: &str, store: &str, conversation: &str, effects: &Path, kill: Kill
         .append(true)
         .open(effects.join("stderr.log"))
         .unwrap();
-    let mut child = Command::new(BINARY)
+    let mut command = Command::new(BINARY);
+    if store.starts_with("postgres:") {
+        // Named after its conversation, so a kill can wait for the child's server sessions.
+        command.env("ADK_TEST_POSTGRES_URL", url_named(conversation));
+    }
+    let mut child = command
         .args([mode, store, conversation])
         .arg(effects)
         .env("ADK_CRASH_PAUSES", "1")
@@ -138,6 +143,69 @@ fn drive(mode: &str, store: &str, conversation: &str, effects: &Path, kill: Kill
     }
 }
 
+/// The test server's URL with the conversation's children named in `pg_stat_activity`.
+fn url_named(conversation: &str) -> String {
+    let url = test_url().unwrap();
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}application_name=adk-crash-{conversation}")
+}
+
+/// After a child on PostgreSQL is killed, waits until the server has ended its sessions.
+///
+/// A SIGKILL does not stop a statement the child already sent: the server runs it to its end,
+/// commits it when it is an autocommit write, and only then finds the client gone. A resume
+/// started before that reads a transcript the dead child's last write is not in yet, and that
+/// write lands afterwards (a CI run once left a conversation holding only its question that
+/// way). A process that resumes another's turns must likewise start after the dead process's
+/// sessions ended; `docs/durability.md` says so.
+/// Returns how long it waited (zero when the sessions had already ended).
+fn wait_for_killed_sessions(store: &str, conversation: &str) -> Result<Duration, String> {
+    if !store.starts_with("postgres:") {
+        return Ok(Duration::ZERO);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        use adk::postgres::tokio_postgres;
+        let (client, connection) =
+            tokio_postgres::connect(&test_url().unwrap(), tokio_postgres::NoTls)
+                .await
+                .map_err(|error| {
+                    format!("{conversation}: connecting to watch its sessions: {error}")
+                })?;
+        tokio::spawn(connection);
+        let name = format!("adk-crash-{conversation}");
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(60);
+        let mut first = true;
+        loop {
+            let row = client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                    &[&name],
+                )
+                .await
+                .map_err(|error| format!("{conversation}: reading pg_stat_activity: {error}"))?;
+            if row.get::<_, i64>(0) == 0 {
+                return Ok(if first {
+                    Duration::ZERO
+                } else {
+                    started.elapsed()
+                });
+            }
+            first = false;
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{conversation}: the killed child's server sessions did not end within 60 s"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+}
+
 /// One conversation: its first run is killed, its resumes run until the turn completes.
 struct Scenario {
     conversation: String,
@@ -151,6 +219,10 @@ struct Tally {
     kills: usize,
     kills_by_boundary: BTreeMap<String, usize>,
     failures: Vec<String>,
+    /// Kills after which the dead child's server sessions were still listed, and the longest
+    /// wait for them to end (PostgreSQL).
+    session_waits: usize,
+    longest_session_wait: Duration,
     /// How each child of a conversation ended, in order: printed beside a failure of it.
     ends: BTreeMap<String, Vec<String>>,
 }
@@ -158,7 +230,20 @@ struct Tally {
 fn run_scenario(store: &str, scenario: &Scenario, tally: &Mutex<Tally>) {
     std::fs::create_dir_all(&scenario.effects).unwrap();
     let record = |end: &End| {
+        // The next child must not start before the killed one's last statement ended.
+        let waited = match end {
+            End::Killed(_) => wait_for_killed_sessions(store, &scenario.conversation),
+            _ => Ok(Duration::ZERO),
+        };
         let mut tally = tally.lock().unwrap();
+        match waited {
+            Ok(waited) if waited > Duration::ZERO => {
+                tally.session_waits += 1;
+                tally.longest_session_wait = tally.longest_session_wait.max(waited);
+            }
+            Ok(_) => {}
+            Err(why) => tally.failures.push(why),
+        }
         tally
             .ends
             .entry(scenario.conversation.clone())
@@ -471,7 +556,7 @@ fn crash_suite(label: &str, store: &str, storage: SharedStorage, folder: &Path) 
          the rest at random points), {} conversations, {:.1} s\n  kills by boundary: {:?}\n  keyed deposit: \
          effects per call {:?}\n  at-most-once notify: effects per call {:?}, OutcomeUnknown \
          answers {}\n  sessions the model API would refuse: {}; killed before the question was \
-         stored (nothing ran, nothing to resume): {}\n",
+         stored (nothing ran, nothing to resume): {}\n{}",
         tally.kills,
         boundaries.len(),
         figures.conversations,
@@ -482,6 +567,15 @@ fn crash_suite(label: &str, store: &str, storage: SharedStorage, folder: &Path) 
         figures.outcome_unknown,
         figures.refused_sessions,
         figures.never_began,
+        if store.starts_with("postgres:") {
+            format!(
+                "  kills after which the dead child's server sessions were still open: {} \
+                 (longest wait {:?})\n",
+                tally.session_waits, tally.longest_session_wait
+            )
+        } else {
+            String::new()
+        },
     );
     // Written past the harness's capture, so a passing run shows its figures.
     let _ = std::io::stderr().write_all(report.as_bytes());
