@@ -35,11 +35,13 @@ fn storage_context() -> StorageContext {
 }
 
 adk::storage_adapter! {
-    /// Messages and tool calls in memory, and no ledger: the storage contract's default.
+    /// Messages and tool calls in memory, and no ledger: the storage contract's default. With
+    /// `results_refused`, every result written to a stored call fails (the disk is full).
     #[derive(Clone, Default)]
     struct TranscriptOnly {
         messages: Arc<Mutex<Vec<Message>>>,
         calls: Arc<Mutex<Vec<ToolCall>>>,
+        results_refused: bool,
     }
 
     impl {
@@ -54,6 +56,9 @@ adk::storage_adapter! {
             Ok(())
         },
         mutate_tool_call: |_ctx, call| async move {
+            if self.results_refused {
+                return Err(StorageError::backend("the disk is full"));
+            }
             let mut calls = self.calls.lock().unwrap();
             match calls.iter_mut().find(|stored| stored.id() == call.id()) {
                 Some(stored) => {
@@ -415,35 +420,14 @@ async fn resume_refuses_a_new_user_message() {
     );
 }
 
-adk::storage_adapter! {
-    /// Keeps the transcript like `TranscriptOnly`, but every result written to a stored call
-    /// fails: the storage is down when the resumed turn stores what its calls returned.
-    #[derive(Clone, Default)]
-    struct ResultsRefused {
-        messages: Arc<Mutex<Vec<Message>>>,
-        calls: Arc<Mutex<Vec<ToolCall>>>,
-    }
-
-    impl {
-        fetch_messages: |_ctx| async move { Ok(self.messages.lock().unwrap().clone()) },
-        store_message: |_ctx, message| async move {
-            self.messages.lock().unwrap().push(message);
-            Ok(())
-        },
-        fetch_tool_calls: |_ctx| async move { Ok(self.calls.lock().unwrap().clone()) },
-        store_tool_call: |_ctx, call| async move {
-            self.calls.lock().unwrap().push(call);
-            Ok(())
-        },
-        mutate_tool_call: |_ctx, _call| async move { Err(StorageError::backend("the disk is full")) },
-        ..noop
-    }
-}
-
 #[tokio::test]
 async fn a_settled_call_whose_result_cannot_be_stored_fails_the_resume_before_the_model_is_called()
 {
-    let storage = SharedStorage::new(ResultsRefused::default());
+    // The storage is down when the resumed turn stores what its calls returned.
+    let storage = SharedStorage::new(TranscriptOnly {
+        results_refused: true,
+        ..TranscriptOnly::default()
+    });
     crash_mid_tool(&storage, |tool| tool.idempotent_per_call()).await;
     let runs: Runs = Arc::default();
     let (model, model_calls, _) = checked_model();

@@ -723,33 +723,15 @@ mod tests {
         // token is not made, for its making (the token lives in that state): it must be
         // forgotten when the walk ends, or the two would keep each other alive.
         let runner = acking();
-        let outcome = runner
-            .run(RawTurnContext::new("c", "p"))
-            .await
-            .expect("a valid turn");
-        assert!(
-            outcome
-                .context
-                .storage_context()
-                .lazy_token()
-                .if_made()
-                .is_none()
-        );
-        assert_eq!(Arc::strong_count(&outcome.context.shared), 1);
-
         let caller = tokio_util::sync::CancellationToken::new();
-        let outcome = runner
-            .run(RawTurnContext::new("c", "p").cancellation(caller))
-            .await
-            .expect("a valid turn");
-        assert!(
-            outcome
-                .context
-                .storage_context()
-                .lazy_token()
-                .if_made()
-                .is_some()
-        );
-        assert_eq!(Arc::strong_count(&outcome.context.shared), 1);
+        for (raw, token_made) in [
+            (RawTurnContext::new("c", "p"), false),
+            (RawTurnContext::new("c", "p").cancellation(caller), true),
+        ] {
+            let outcome = runner.run(raw).await.expect("a valid turn");
+            let token = outcome.context.storage_context().lazy_token().if_made();
+            assert_eq!(token.is_some(), token_made);
+            assert_eq!(Arc::strong_count(&outcome.context.shared), 1);
+        }
     }
 }
