@@ -34,7 +34,8 @@
 //!
 //! `ADK_BENCH_ROUNDS` (default 3) and `ADK_BENCH_CONCURRENCY` (default `1,16,256`) change the
 //! shape; `ADK_BENCH_SQLITE=one-flush` or `=two-commits` runs only that SQLite row (for
-//! instruction counts of one store). Without `ADK_TEST_POSTGRES_URL` or the Python, the rows that need them are reported as
+//! instruction counts of one store), `ADK_BENCH_SQLITE=none` none, and
+//! `ADK_BENCH_POSTGRES=one-flush` only the PostgreSQL one-flush row (for a before/after of it). Without `ADK_TEST_POSTGRES_URL` or the Python, the rows that need them are reported as
 //! not run, loudly.
 
 // A bench binary: its helpers need no documentation.
@@ -308,13 +309,13 @@ fn main() {
             .await
             .expect("the SQLite session tables");
         (
-            (sqlite_rows != "two-commits").then(|| {
+            matches!(sqlite_rows.as_str(), "both" | "one-flush").then(|| {
                 runner(
                     SharedStorage::new(storage.clone()),
                     SharedSessionStore::new(one_flush),
                 )
             }),
-            (sqlite_rows != "one-flush").then(|| {
+            matches!(sqlite_rows.as_str(), "both" | "two-commits").then(|| {
                 runner(
                     SharedStorage::new(storage),
                     SharedSessionStore::new(sessions),
@@ -323,6 +324,7 @@ fn main() {
         )
     });
 
+    let only_one_flush = env_or("ADK_BENCH_POSTGRES", "all") == "one-flush";
     let schema = format!("bench_stores_{}", std::process::id());
     let google_database = format!("bench_google_adk_{}", std::process::id());
     let postgres = url.as_ref().map(|url| {
@@ -382,15 +384,19 @@ fn main() {
                 }
             }
             if let Some((runner, one_flush, raw)) = &postgres {
-                let figure = runtime.block_on(adk_round(runner, "bench", round, concurrency));
-                record(&mut table, "adk PostgreSQL", concurrency, figure);
+                if !only_one_flush {
+                    let figure = runtime.block_on(adk_round(runner, "bench", round, concurrency));
+                    record(&mut table, "adk PostgreSQL", concurrency, figure);
+                }
                 let figure =
                     runtime.block_on(adk_round(one_flush, "bench-one-flush", round, concurrency));
                 record(&mut table, "adk PostgreSQL one flush", concurrency, figure);
-                let figure = runtime.block_on(raw.round(round, concurrency));
-                record(&mut table, "raw tokio-postgres", concurrency, figure);
-                let figure = runtime.block_on(raw.flush_round(round, concurrency));
-                record(&mut table, "raw one INSERT a turn", concurrency, figure);
+                if !only_one_flush {
+                    let figure = runtime.block_on(raw.round(round, concurrency));
+                    record(&mut table, "raw tokio-postgres", concurrency, figure);
+                    let figure = runtime.block_on(raw.flush_round(round, concurrency));
+                    record(&mut table, "raw one INSERT a turn", concurrency, figure);
+                }
             }
             if let (Some(python), Some(database)) = (&python, &google_postgres) {
                 match google_adk_round(python, database, round, concurrency) {

@@ -1,10 +1,12 @@
 //! The reference for adk's PostgreSQL rows in `benches/stores.rs`: plain `tokio-postgres` on a
 //! deadpool pool of the same size, sending for each turn the statements adk's stores send
-//! (`adk/src/postgres/records.rs`, `session.rs`'s `LOAD_TURN`, `commit.rs`), with the same
+//! (`adk/src/postgres/records.rs`, `app_cache.rs`'s `LOAD_TURN`, `commit.rs`), with the same
 //! values: the turn's one-statement load, then the commit's pipeline (`BEGIN`, the session's
 //! checked write, which locks its row, the event, the assistant message the turn held for the
 //! commit, the same write for the app's and the user's rows, `COMMIT`) in one round
-//! trip. What it leaves out is adk itself: the runner, the contexts, the state view, building
+//! trip. Its load is the one adk sent before it kept the app's document between turns
+//! (`adk/src/postgres/app_cache.rs`): the app's document whole, every turn, and its app write
+//! the plain checked write. What it leaves out is adk itself: the runner, the contexts, the state view, building
 //! the event, and grouping: each turn is its own transaction, as adk's store sent them before
 //! it grouped the commits of turns in flight into one transaction (`adk/src/postgres/group.rs`).
 //! [`Raw::flush_round`] is the server's own floor for a transaction a turn: one autocommit
@@ -37,8 +39,15 @@ const LOAD_TURN: &str = "SELECT
                       ORDER BY thread_id, record_key)
        FROM adk_rs_middleware_state
       WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id IN ('', $4))";
-// The checked writes, from adk's own source, so the floor sends exactly adk's statements.
+// The checked writes, from adk's own source, so the floor sends exactly adk's statements. The
+// app's write is the plain one: this floor loads the app's document whole every turn (it keeps
+// none, as adk did before `app_cache.rs`), so it has no use for the written document
+// `APP_KEPT` answers with.
 #[path = "../../src/postgres/checked_writes.rs"]
+#[allow(
+    dead_code,
+    reason = "APP_KEPT is adk's group commit's, not this floor's"
+)]
 mod checked_writes;
 use checked_writes::{APP, SESSION, USER};
 const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \

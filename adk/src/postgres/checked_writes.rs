@@ -32,6 +32,12 @@ pub(super) const SESSION: &str = concat!(
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
+// The plain app write: what the group commit sent before it kept the written document
+// (`APP_KEPT` below), and what the raw floor in `benches/stores.rs` still sends.
+#[allow(
+    dead_code,
+    reason = "the raw tokio-postgres floor in benches/stores.rs sends it"
+)]
 pub(super) const APP: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
     "WHERE app_name = $1 FOR UPDATE), ",
@@ -41,6 +47,26 @@ pub(super) const APP: &str = concat!(
     "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
+);
+// The app's write as a group commit sends it: the same write and check, and it answers with the
+// version and the document it wrote, which the store keeps for the loads after it
+// (`app_cache.rs`): one rendering of the app's document a group instead of one a load. The
+// check's `1 / COUNT(*)` is an output column, so it is computed (a column no one reads is not,
+// and then a refused write would not abort). The version is the row's `xmin` and its update time
+// in microseconds, as the load computes it.
+pub(super) const APP_KEPT: &str = concat!(
+    "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
+    "WHERE app_name = $1 FOR UPDATE), ",
+    "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
+    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
+    "WHERE app_name = $1 AND NOT EXISTS (",
+    "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
+    "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) ",
+    "RETURNING app_states.xmin::TEXT || '/' || ",
+    "(EXTRACT(EPOCH FROM app_states.update_time) * 1000000)::BIGINT::TEXT AS version, ",
+    "app_states.state), ",
+    "checked AS (SELECT 1 / COUNT(*) AS one FROM written) ",
+    "SELECT checked.one, written.version, written.state FROM checked LEFT JOIN written ON TRUE"
 );
 pub(super) const USER: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM user_states ",

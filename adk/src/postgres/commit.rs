@@ -23,6 +23,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::Poll;
 
 use deadpool_postgres::Object;
@@ -42,7 +43,8 @@ use super::records::{Stored, to_json};
 use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
-use super::checked_writes::{APP, SESSION, USER};
+use super::app_cache::AppCache;
+use super::checked_writes::{APP_KEPT, SESSION, USER};
 
 // A held assistant message (`storage::held`), checked as the writes are: an id already taken
 // inserts no row, which aborts the transaction; the locking path then stores the message on
@@ -345,7 +347,7 @@ impl Statements {
             )
             .await?,
             held: maybe(any(|turn| !turn.held.is_empty()), HELD_MESSAGE).await?,
-            app: maybe(any(|turn| turn.app), APP).await?,
+            app: maybe(any(|turn| turn.app), APP_KEPT).await?,
             user: maybe(any(|turn| turn.user), USER).await?,
         })
     }
@@ -461,7 +463,12 @@ fn folded<'a>(
 /// the order of `turns`, so two commits of one session apply as if sent one after the other.
 /// With `fold`, several turns' writes to one app or user row are one statement ([`folded`]);
 /// when that statement is refused, [`Sent::RefusedShared`] asks for the group again unfolded.
-pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) -> Sent {
+pub(super) async fn send(
+    client: &Object,
+    apps: &AppCache,
+    turns: &[Turn<'_>],
+    coalesce: bool,
+) -> Sent {
     let mut planned = Vec::with_capacity(turns.len());
     for (index, turn) in turns.iter().enumerate() {
         match Planned::of(turn) {
@@ -492,6 +499,8 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) ->
         Err(error) => return Sent::RolledBack(error),
     };
     let statements = &statements;
+    // What each app row's write answered: the version and document it wrote.
+    let written: Vec<OnceLock<Written>> = app_rows.iter().map(|_| OnceLock::new()).collect();
 
     // Each request and the turn it belongs to (`None`: the group's `BEGIN` and `COMMIT`).
     let mut pending: Vec<Pending<'_>> = Vec::new();
@@ -569,11 +578,22 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) ->
         }
     }
     if let Some(write) = &statements.app {
-        for row in &app_rows {
+        for (row, written) in app_rows.iter().zip(&written) {
             let app = &row.writes;
             let params: [&(dyn ToSql + Sync); 5] =
                 [&row.key, &app.removed, &app.set, &app.names, &app.expected];
-            push!(Some(row.owner), Box::pin(client.execute_raw(write, params)));
+            push!(
+                Some(row.owner),
+                Box::pin(async move {
+                    let answer = client.query_one(write, &params).await?;
+                    if let (Ok(Some(version)), Ok(Some(state))) =
+                        (answer.try_get(1), answer.try_get(2))
+                    {
+                        let _ = written.set((version, state));
+                    }
+                    Ok::<u64, tokio_postgres::Error>(1)
+                })
+            );
         }
     }
     if let Some(write) = &statements.user {
@@ -597,7 +617,32 @@ pub(super) async fn send(client: &Object, turns: &[Turn<'_>], coalesce: bool) ->
     );
 
     let results = in_order(pending).await;
-    outcome(results, &owners)
+    let sent = outcome(results, &owners);
+    if matches!(sent, Sent::Committed) {
+        keep_written(apps, &app_rows, written);
+    }
+    sent
+}
+
+/// The version and document an app row's write answered.
+type Written = (String, Value);
+
+/// Keeps, for each app a committed group wrote, what its last write of the row answered: the
+/// version the others see (one transaction's earlier writes of the row are never seen).
+fn keep_written(apps: &AppCache, rows: &[RowWrite<&str>], written: Vec<OnceLock<Written>>) {
+    let mut last: Vec<(&str, Option<Written>)> = Vec::new();
+    for (row, written) in rows.iter().zip(written) {
+        match last.last_mut() {
+            Some((app, answer)) if *app == row.key => *answer = written.into_inner(),
+            _ => last.push((row.key, written.into_inner())),
+        }
+    }
+    for (app, answer) in last {
+        if let Some((version, state)) = answer {
+            // A document that is not an object is not kept; the next load reads the row.
+            let _ = apps.committed(app, version, state);
+        }
+    }
 }
 
 /// What the answers to a group's requests say: the first error decides (every request after
@@ -640,11 +685,12 @@ fn outcome(results: Vec<Result<u64, tokio_postgres::Error>>, owners: &[Option<us
 /// was rolled back.
 pub(super) async fn one_round_trip(
     client: &Object,
+    apps: &AppCache,
     key: &SessionKey,
     commit: &TurnCommit,
     held: &[HeldWrite],
 ) -> Result<bool, SessionStoreError> {
-    match send(client, &[Turn { key, commit, held }], false).await {
+    match send(client, apps, &[Turn { key, commit, held }], false).await {
         Sent::Committed => Ok(true),
         Sent::Refused(_) | Sent::RefusedShared => Ok(false),
         Sent::Failed(_, error) => Err(error),

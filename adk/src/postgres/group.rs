@@ -29,6 +29,7 @@ use crate::state::{SessionKey, SessionStoreError, TurnCommit};
 use crate::storage::HeldWrite;
 
 use super::PostgresError;
+use super::app_cache::AppCache;
 use super::commit::{Sent, Turn, send};
 use super::error::{cause, failed};
 
@@ -109,7 +110,12 @@ impl Group {
 
     /// Queues `queued` and waits for what became of it. Outside a Tokio runtime (no task can be
     /// spawned) the turn is told to send it on its own.
-    pub(super) async fn commit(self: &Arc<Self>, pool: &Pool, queued: Queued) -> Outcome {
+    pub(super) async fn commit(
+        self: &Arc<Self>,
+        pool: &Pool,
+        apps: &Arc<AppCache>,
+        queued: Queued,
+    ) -> Outcome {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return Outcome::Alone(queued);
         };
@@ -120,7 +126,7 @@ impl Group {
             !std::mem::replace(&mut queue.flushing, true)
         };
         if start {
-            runtime.spawn(flush(Arc::clone(self), pool.clone()));
+            runtime.spawn(flush(Arc::clone(self), pool.clone(), Arc::clone(apps)));
         }
         answer.await.unwrap_or_else(|_| {
             Outcome::Abandoned(unknown(
@@ -164,7 +170,7 @@ impl Drop for Flushing {
 }
 
 /// The flusher: sends what is queued, group by group, until the queue is empty.
-async fn flush(group: Arc<Group>, pool: Pool) {
+async fn flush(group: Arc<Group>, pool: Pool, apps: Arc<AppCache>) {
     let mut flushing = Flushing {
         group,
         running: true,
@@ -175,14 +181,14 @@ async fn flush(group: Arc<Group>, pool: Pool) {
             flushing.running = false;
             return;
         }
-        send_group(&pool, waiting).await;
+        send_group(&pool, &apps, waiting).await;
     }
 }
 
 /// Sends one group, again without each turn refused, and answers every turn.
-async fn send_group(pool: &Pool, waiting: Vec<Waiting>) {
+async fn send_group(pool: &Pool, apps: &AppCache, waiting: Vec<Waiting>) {
     let mut refused = Vec::new();
-    send_answering_all_but_refused(pool, waiting, &mut refused).await;
+    send_answering_all_but_refused(pool, apps, waiting, &mut refused).await;
     // A turn refused by a check runs the locking transaction, which reads the row as it finds
     // it. Told only now, after the rest of its group was committed or answered, it is ordered
     // after the turns queued before it, as it was queued; told at once, its locking
@@ -196,6 +202,7 @@ async fn send_group(pool: &Pool, waiting: Vec<Waiting>) {
 /// in `refused`.
 async fn send_answering_all_but_refused(
     pool: &Pool,
+    apps: &AppCache,
     mut waiting: Vec<Waiting>,
     refused: &mut Vec<Waiting>,
 ) {
@@ -214,7 +221,7 @@ async fn send_answering_all_but_refused(
     let mut fold = true;
     for _ in 0..ATTEMPTS {
         let turns: Vec<Turn<'_>> = waiting.iter().map(|(queued, _)| queued.turn()).collect();
-        let sent = send(&client, &turns, fold).await;
+        let sent = send(&client, apps, &turns, fold).await;
         drop(turns);
         match sent {
             Sent::Committed => return answer_all(waiting, |_| Outcome::Committed),

@@ -74,6 +74,7 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/postgres.md")]
 
+mod app_cache;
 mod approvals;
 mod blob;
 mod checked_writes;

@@ -20,6 +20,7 @@ use crate::state::{
 };
 use crate::storage::CommitPartner;
 
+use super::app_cache::{AppCache, LOAD_TURN};
 use super::commit::{DELETE_RECORD, PUT_RECORD, thread_column};
 use super::error::{PostgresError, failed, unavailable};
 use super::group::{Group, Outcome, Queued};
@@ -119,16 +120,6 @@ const LIST_SESSIONS: &str = concat!(
     "WHERE s.app_name = $1 AND ($2::VARCHAR IS NULL OR s.user_id = $2::VARCHAR) ",
     "ORDER BY s.update_time, s.user_id, s.id"
 );
-// One statement is one snapshot: the three scopes and the records are read as of one moment,
-// in one round trip. The records come back as one JSONB array of [thread, key, version, record].
-const LOAD_TURN: &str = "SELECT
-    (SELECT state FROM app_states WHERE app_name = $1),
-    (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2),
-    (SELECT state FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3),
-    (SELECT jsonb_agg(jsonb_build_array(thread_id, record_key, version, record)
-                      ORDER BY thread_id, record_key)
-       FROM adk_rs_middleware_state
-      WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id IN ('', $4))";
 /// A [`SessionStore`] in a PostgreSQL database that any number of processes share, laid out as
 /// Google ADK's `DatabaseSessionService` v1 schema on PostgreSQL (`app_states`, `user_states`,
 /// `sessions`, `events`, `adk_internal_metadata` with `schema_version` `'1'`; JSONB state,
@@ -172,6 +163,8 @@ pub struct PostgresSessionStore {
     partner: Option<CommitPartner>,
     /// Commits queued to be sent together (`group.rs`).
     group: Arc<Group>,
+    /// The app documents last read or written, with their row versions (`app_cache.rs`).
+    apps: Arc<AppCache>,
 }
 
 impl std::fmt::Debug for PostgresSessionStore {
@@ -389,6 +382,7 @@ impl PostgresSessionStore {
                 pool,
                 partner,
                 group: Arc::default(),
+                apps: Arc::default(),
             }),
             other => Err(SessionStoreError::backend(
                 PostgresError::AdkSchemaVersion {
@@ -593,6 +587,7 @@ impl SessionStore for PostgresSessionStore {
             .prepare_cached(LOAD_TURN)
             .await
             .map_err(db(operation))?;
+        let sent = self.apps.before_load(key.app.as_str());
         let row = client
             .query_one(
                 &statement,
@@ -601,15 +596,18 @@ impl SessionStore for PostgresSessionStore {
                     &key.user.as_str(),
                     &key.session.as_str(),
                     &thread.as_str(),
+                    &sent.version(),
                 ],
             )
             .await
             .map_err(db(operation))?;
         Ok(LoadedTurn {
-            app: optional_object(row.get(0), "app_states.state")?,
-            user: optional_object(row.get(1), "user_states.state")?,
-            session: optional_object(row.get(2), "sessions.state")?,
-            middleware: records(row.get(3))?,
+            app: self
+                .apps
+                .loaded(key.app.as_str(), sent, row.get(0), row.get(1))?,
+            user: optional_object(row.get(2), "user_states.state")?,
+            session: optional_object(row.get(3), "sessions.state")?,
+            middleware: records(row.get(4))?,
         })
     }
 
@@ -633,7 +631,7 @@ impl SessionStore for PostgresSessionStore {
                 commit,
                 held: writes,
             };
-            match self.group.commit(&self.pool, queued).await {
+            match self.group.commit(&self.pool, &self.apps, queued).await {
                 Outcome::Committed => return Ok(()),
                 Outcome::Refused(queued) => (queued.commit, queued.held, false),
                 Outcome::Alone(queued) => (queued.commit, queued.held, true),
@@ -651,7 +649,7 @@ impl SessionStore for PostgresSessionStore {
         };
         let mut client = self.client(operation).await?;
         let committed = if alone {
-            super::commit::one_round_trip(&client, key, &commit, &writes).await
+            super::commit::one_round_trip(&client, &self.apps, key, &commit, &writes).await
         } else {
             Ok(false)
         };

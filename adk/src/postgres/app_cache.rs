@@ -1,0 +1,179 @@
+//! The app's state kept by a session store between turns, so that a turn's load does not make
+//! the server render, and the process parse, the app's whole document when it has not changed.
+//!
+//! Why: every session of an app shares the app's one `app_states` row, which holds every user's
+//! `app:` keys, and every turn loads it whole. With a few hundred keys the load's rendering of the
+//! document (decompressing it, writing it out as text) and the process's parse of it were most of
+//! what a load cost, for a document that, between two commits of the process, no one changed.
+//!
+//! How: the store keeps, per app, the document it last read or wrote and the row version it
+//! belongs to: the row's `xmin` (the transaction that wrote that version; a transaction's last
+//! write of a row is the only one others see) with its update time, so that a transaction id
+//! reused after a wraparound does not pass for the old version. The load sends the version it
+//! holds and the server sends the document only when the row's version is another
+//! ([`LOAD_TURN`]); one statement, one snapshot, as before. A group commit's app write answers
+//! with the version and the document it wrote (`checked_writes::APP_KEPT`, rendered once for the
+//! group), which the store keeps once the group's `COMMIT` succeeded, so the loads after this
+//! process's own commits find their document kept. Another writer (another store or process,
+//! google-adk, plain SQL) makes a new version, which the next load is sent whole. Exact by
+//! construction: a kept document is only ever the server's own rendering of the version kept
+//! with it, and used only when the server says the row is still that version.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde_json::{Map, Value};
+
+use crate::state::SessionStoreError;
+
+/// The most apps one store keeps a document for; past it the kept documents are dropped.
+const MOST_APPS: usize = 64;
+
+// One statement is one snapshot: the three scopes and the records are read as of one moment,
+// in one round trip. The app's state comes back only when its row is not the version the
+// process holds ($5; NULL: none), with the row's version beside it. The records come back as
+// one JSONB array of [thread, key, version, record].
+pub(super) const LOAD_TURN: &str = "SELECT
+    a.version,
+    CASE WHEN a.version = $5 THEN NULL ELSE a.state END,
+    (SELECT state FROM user_states WHERE app_name = $1 AND user_id = $2),
+    (SELECT state FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3),
+    (SELECT jsonb_agg(jsonb_build_array(thread_id, record_key, version, record)
+                      ORDER BY thread_id, record_key)
+       FROM adk_rs_middleware_state
+      WHERE app_name = $1 AND user_id = $2 AND session_id = $3 AND thread_id IN ('', $4))
+    FROM (SELECT) AS one
+    LEFT JOIN (SELECT xmin::TEXT || '/' || (EXTRACT(EPOCH FROM update_time) * 1000000)::BIGINT::TEXT
+                      AS version, state
+                 FROM app_states WHERE app_name = $1) AS a ON TRUE";
+
+/// A kept document and the row version it is.
+struct Kept {
+    version: String,
+    state: Arc<Map<String, Value>>,
+    /// Changes whenever the entry does: a load that missed replaces only the entry it was sent
+    /// against, so a slow load does not put back an older version over a commit's newer one.
+    generation: u64,
+}
+
+#[derive(Default)]
+struct Apps {
+    kept: HashMap<String, Kept>,
+    generations: u64,
+}
+
+/// What a load was sent against: the version it named and that version's document.
+pub(super) struct Sent {
+    kept: Option<(String, Arc<Map<String, Value>>)>,
+    generation: u64,
+}
+
+impl Sent {
+    /// The version to send as the load's `$5`.
+    pub(super) fn version(&self) -> Option<&str> {
+        self.kept.as_ref().map(|(version, _)| version.as_str())
+    }
+}
+
+/// A session store's kept app documents. Shared by the store's clones.
+#[derive(Default)]
+pub(super) struct AppCache {
+    apps: Mutex<Apps>,
+}
+
+impl std::fmt::Debug for AppCache {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("AppCache")
+            .field("apps", &self.lock().kept.len())
+            .finish()
+    }
+}
+
+fn object(value: Value) -> Result<Map<String, Value>, SessionStoreError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(SessionStoreError::InvalidData(format!(
+            "the app_states.state column holds `{other}`, not a JSON object"
+        ))),
+    }
+}
+
+impl AppCache {
+    // Every critical section is a lookup, an insert or a clear: a poisoned lock still guards
+    // a sound map.
+    fn lock(&self) -> MutexGuard<'_, Apps> {
+        self.apps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What a load of `app` is sent against.
+    pub(super) fn before_load(&self, app: &str) -> Sent {
+        let apps = self.lock();
+        match apps.kept.get(app) {
+            Some(kept) => Sent {
+                kept: Some((kept.version.clone(), Arc::clone(&kept.state))),
+                generation: kept.generation,
+            },
+            None => Sent {
+                kept: None,
+                generation: 0,
+            },
+        }
+    }
+
+    /// The app's state from a load's answer: the row's `version` (`None`: no row) and its
+    /// `state` (`None`: the version sent, or a NULL column).
+    pub(super) fn loaded(
+        &self,
+        app: &str,
+        sent: Sent,
+        version: Option<String>,
+        state: Option<Value>,
+    ) -> Result<Map<String, Value>, SessionStoreError> {
+        let Some(version) = version else {
+            return Ok(Map::new());
+        };
+        let Some(state) = state else {
+            return Ok(match sent.kept {
+                Some((kept, document)) if kept == version => document.as_ref().clone(),
+                _ => Map::new(),
+            });
+        };
+        let state = object(state)?;
+        let mut apps = self.lock();
+        let current = apps.kept.get(app).map_or(0, |kept| kept.generation);
+        if current == sent.generation {
+            let document = Arc::new(state.clone());
+            Self::keep(&mut apps, app, version, document);
+        }
+        Ok(state)
+    }
+
+    /// Keeps what a committed app write answered: the row's new version and document.
+    pub(super) fn committed(
+        &self,
+        app: &str,
+        version: String,
+        state: Value,
+    ) -> Result<(), SessionStoreError> {
+        let document = Arc::new(object(state)?);
+        Self::keep(&mut self.lock(), app, version, document);
+        Ok(())
+    }
+
+    fn keep(apps: &mut Apps, app: &str, version: String, state: Arc<Map<String, Value>>) {
+        if apps.kept.len() >= MOST_APPS && !apps.kept.contains_key(app) {
+            apps.kept.clear();
+        }
+        apps.generations += 1;
+        let generation = apps.generations;
+        apps.kept.insert(
+            app.to_owned(),
+            Kept {
+                version,
+                state,
+                generation,
+            },
+        );
+    }
+}

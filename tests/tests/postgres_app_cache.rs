@@ -1,0 +1,174 @@
+//! The PostgreSQL session store keeps the app's state between turns (`adk/src/postgres/app_cache.rs`):
+//! a load is sent the app's document only when the row is not the version the store holds, and a
+//! group commit's app write hands back the document it wrote. What a load returns must still be
+//! exactly the stored row: these pin that every other writer's change is seen at the next load,
+//! that a turn reads what this store just committed, and that a stale write is still refused.
+//!
+//! Each test uses its own schema in the database named by `ADK_TEST_POSTGRES_URL`; without it
+//! the tests pass without checking anything and say so (see `adk_integration_tests::postgres_database`).
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
+
+use adk::ids::ThreadId;
+use adk::postgres::PostgresSessionStore;
+use adk::postgres::tokio_postgres::Client;
+use adk::state::{SessionKey, SessionStore, SessionStoreError, State};
+use adk_integration_tests::postgres_database::{
+    fresh_options, fresh_schema_name, schema_client, test_url,
+};
+use serde_json::{Map, Value, json};
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// Two stores on one fresh schema (two processes, as far as their kept documents go) and a plain
+/// connection to it, with session `s-1` of `ada` in app `shop` created with `app:mode` = "a" and
+/// `app:other` = 0.
+async fn two_stores(
+    label: &str,
+) -> Option<(
+    PostgresSessionStore,
+    PostgresSessionStore,
+    Client,
+    SessionKey,
+)> {
+    let url = test_url()?;
+    let schema = fresh_schema_name(label);
+    let options = || {
+        fresh_options(label)
+            .unwrap()
+            .schema(schema.clone())
+            .unwrap()
+    };
+    let first = PostgresSessionStore::connect_with(options()).await.unwrap();
+    let second = PostgresSessionStore::connect_with(options()).await.unwrap();
+    let key = SessionKey::new("shop", "ada", "s-1");
+    first
+        .create_session(&key, object(json!({"app:mode": "a", "app:other": 0})))
+        .await
+        .unwrap();
+    let client = schema_client(&url, &schema).await;
+    Some((first, second, client, key))
+}
+
+/// Loads the turn and commits `app:mode` = `mode`.
+async fn set_mode(sessions: &PostgresSessionStore, key: &SessionKey, mode: &str) {
+    let thread = ThreadId::default();
+    let mut state = State::from_loaded(sessions.load_turn(key, &thread).await.unwrap());
+    state.set_value("app:mode", json!(mode)).unwrap();
+    sessions
+        .commit_turn(key, state.to_commit(&thread))
+        .await
+        .unwrap();
+}
+
+async fn app_loaded(sessions: &PostgresSessionStore, key: &SessionKey) -> Map<String, Value> {
+    sessions
+        .load_turn(key, &ThreadId::default())
+        .await
+        .unwrap()
+        .app
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_after_a_commit_reads_the_app_state_it_wrote_in_every_session_of_the_app() {
+    let Some((sessions, _, _, key)) = two_stores("app_cache_own").await else {
+        return;
+    };
+    set_mode(&sessions, &key, "b").await;
+    assert_eq!(
+        app_loaded(&sessions, &key).await,
+        object(json!({"mode": "b", "other": 0}))
+    );
+    // Another session of the app (another user, too) loads the same document.
+    let other = SessionKey::new("shop", "bo", "s-2");
+    sessions.create_session(&other, Map::new()).await.unwrap();
+    set_mode(&sessions, &other, "c").await;
+    assert_eq!(
+        app_loaded(&sessions, &key).await,
+        object(json!({"mode": "c", "other": 0}))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_stores_commit_between_two_loads_is_seen() {
+    let Some((first, second, _, key)) = two_stores("app_cache_second_store").await else {
+        return;
+    };
+    set_mode(&first, &key, "b").await;
+    assert_eq!(app_loaded(&first, &key).await["mode"], json!("b"));
+    set_mode(&second, &key, "c").await;
+    assert_eq!(app_loaded(&first, &key).await["mode"], json!("c"));
+    // And back: the first store's commit is seen by the second.
+    set_mode(&first, &key, "d").await;
+    assert_eq!(app_loaded(&second, &key).await["mode"], json!("d"));
+}
+
+// A plain `UPDATE` that leaves `update_time` alone still makes a new row version (a new `xmin`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_sql_write_that_keeps_the_update_time_is_seen_at_the_next_load() {
+    let Some((sessions, _, client, key)) = two_stores("app_cache_plain_sql").await else {
+        return;
+    };
+    set_mode(&sessions, &key, "b").await;
+    assert_eq!(app_loaded(&sessions, &key).await["mode"], json!("b"));
+    client
+        .batch_execute(
+            "UPDATE app_states SET state = state || '{\"mode\": \"z\", \"new\": 1}' \
+             WHERE app_name = 'shop'",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        app_loaded(&sessions, &key).await,
+        object(json!({"mode": "z", "other": 0, "new": 1}))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_another_writer_deleted_is_gone_at_the_next_load() {
+    let Some((sessions, _, client, key)) = two_stores("app_cache_delete").await else {
+        return;
+    };
+    set_mode(&sessions, &key, "b").await;
+    assert!(app_loaded(&sessions, &key).await.contains_key("other"));
+    client
+        .batch_execute("UPDATE app_states SET state = state - 'other' WHERE app_name = 'shop'")
+        .await
+        .unwrap();
+    assert_eq!(
+        app_loaded(&sessions, &key).await,
+        object(json!({"mode": "b"}))
+    );
+    // A row deleted whole: the app has no state.
+    client
+        .batch_execute("DELETE FROM app_states WHERE app_name = 'shop'")
+        .await
+        .unwrap();
+    assert_eq!(app_loaded(&sessions, &key).await, Map::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_loaded_the_kept_document_is_refused_when_another_store_changed_its_key() {
+    let Some((first, second, _, key)) = two_stores("app_cache_stale").await else {
+        return;
+    };
+    let thread = ThreadId::default();
+    set_mode(&first, &key, "b").await;
+    // Loaded from the kept document (the first store wrote it), then changed by the second.
+    let mut stale = State::from_loaded(first.load_turn(&key, &thread).await.unwrap());
+    set_mode(&second, &key, "c").await;
+    stale.set_value("app:mode", json!("d")).unwrap();
+    let error = first
+        .commit_turn(&key, stale.to_commit(&thread))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, SessionStoreError::Stale { keys } if keys == &["app:mode"]),
+        "{error}"
+    );
+    assert_eq!(app_loaded(&first, &key).await["mode"], json!("c"));
+}
