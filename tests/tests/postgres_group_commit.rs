@@ -346,3 +346,47 @@ async fn turns_writing_one_app_row_in_one_group_apply_in_order_each_checked_agai
         "one transaction"
     );
 }
+
+// A group's events go in one statement: one turn's event id that another turn of the group
+// also uses fails that statement, and each turn is then sent on its own, so only the second
+// turn with the id fails, with the database's error, and the others commit.
+#[tokio::test]
+async fn a_turn_whose_event_id_another_turn_of_its_group_took_fails_alone() {
+    let Some((sessions, _client)) = fresh("group_event_id").await else {
+        return;
+    };
+    let keys = keys(2);
+    let mut commits = one_turn_each(&sessions, &keys).await;
+    // A second turn of session 1, loaded before the first commits and writing another key,
+    // whose event reuses the id of the first turn's (an event's key is its id in its session).
+    let thread = ThreadId::default();
+    let mut second = State::from_loaded(sessions.load_turn(&keys[1], &thread).await.unwrap());
+    second.set_value("other", json!(1)).unwrap();
+    let mut second = second.to_commit(&thread);
+    let mut event = SessionEvent::new("turn", "agent", jiff::Timestamp::now());
+    event.id.clone_from(&commits[1].events[0].id);
+    second.events = vec![event];
+    commits.push(second);
+    let results = join_all(
+        [&keys[0], &keys[1], &keys[1]]
+            .into_iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    assert!(results[0].is_ok(), "{:?}", results[0]);
+    assert!(results[1].is_ok(), "{:?}", results[1]);
+    assert!(
+        matches!(&results[2], Err(SessionStoreError::Backend(_))),
+        "{:?}",
+        results[2]
+    );
+    assert_landed(&sessions, &keys[0], 0).await;
+    assert_landed(&sessions, &keys[1], 1).await;
+    let session = sessions
+        .get_session_with(&keys[1], GetSessionConfig::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(session.state.get("other"), None, "{:?}", session.state);
+}

@@ -19,7 +19,10 @@
 //! the locking transaction. The turn's held assistant messages (`storage::held`) are inserted
 //! in the same pipeline, checked the same way, so the turn's answer, state and events cost the
 //! server one flush of its log. Writes go in the locking transaction's order (session, the
-//! session's own rows, app, user), so the two kinds never wait for each other in a cycle.
+//! session's own rows, app, user), so the two kinds never wait for each other in a cycle. In a
+//! group of several turns (`group.rs`), their events go in one statement and their held messages
+//! in another, after every session's row; the app's write answers with the document it wrote,
+//! which the store keeps (`app_cache.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -56,6 +59,27 @@ const HELD_MESSAGE: &str = concat!(
     "ON CONFLICT (app_name, user_id, session_id, thread_id, id) DO NOTHING RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
+
+// A group's held messages in one statement, checked as one: every message is inserted, or the
+// transaction aborts (a taken id, also one taken by another turn of the group, inserts no row
+// for it, and the count falls short). Whose id was taken is not known: the group is then sent
+// again unfolded. `$8`: how many messages.
+const GROUP_HELD: &str = concat!(
+    "WITH written AS (INSERT INTO adk_rs_messages ",
+    "(app_name, user_id, session_id, thread_id, id, turn_id, record) ",
+    "SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], ",
+    "$6::TEXT[], $7::JSONB[]) ",
+    "ON CONFLICT (app_name, user_id, session_id, thread_id, id) DO NOTHING RETURNING 1) ",
+    "SELECT 1 / (COUNT(*) = $8::BIGINT)::INT FROM written"
+);
+
+// A group's events in one statement, each row with its own session.
+const GROUP_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
+     invocation_id, timestamp, event_data) \
+     SELECT e.id, e.app_name, e.user_id, e.session_id, e.invocation_id, \
+     TIMESTAMP 'epoch' + e.micros * INTERVAL '1 microsecond', e.data \
+     FROM UNNEST($1::VARCHAR[], $2::VARCHAR[], $3::VARCHAR[], $4::VARCHAR[], $5::VARCHAR[], \
+     $6::BIGINT[], $7::JSONB[]) AS e(id, app_name, user_id, session_id, invocation_id, micros, data)";
 
 /// A held message's parameters: its scope, id, turn and record.
 struct HeldRow {
@@ -220,8 +244,9 @@ pub(super) enum Sent {
     /// missing, a key it writes went stale, a held message's id is taken) or cannot be sent
     /// this way (a merge). The others may be sent again without it.
     Refused(usize),
-    /// Nothing was applied: a check of several turns' writes to one row, folded into one
-    /// statement, failed. Sent again without folding, the failing turn is named.
+    /// Nothing was applied: a statement carrying several turns' writes (folded) failed its
+    /// check, or failed for a reason of one of its turns. Sent again without folding, the
+    /// failing turn is named.
     RefusedShared,
     /// Nothing was applied: the turn at this index failed on its own (its statement failed,
     /// or its held message could not be serialized). The others may be sent again without it.
@@ -315,6 +340,9 @@ struct Statements {
     user: Option<Statement>,
     events: Option<Statement>,
     held: Option<Statement>,
+    /// Several turns' events, or held messages, in one statement ([`Folded`]).
+    group_events: Option<Statement>,
+    group_held: Option<Statement>,
     put: Option<Statement>,
     delete: Option<Statement>,
 }
@@ -323,6 +351,7 @@ impl Statements {
     async fn prepare(
         client: &Object,
         turns: &[Planned<'_>],
+        folded: &Folded<'_>,
     ) -> Result<Self, tokio_postgres::Error> {
         let any = |test: fn(&Planned<'_>) -> bool| turns.iter().any(test);
         let prepare = |sql: &'static str| client.prepare_cached(sql);
@@ -335,7 +364,13 @@ impl Statements {
         };
         Ok(Self {
             session: prepare(SESSION).await?,
-            events: maybe(any(|turn| !turn.event_ids.is_empty()), INSERT_EVENTS).await?,
+            events: maybe(
+                !folded.events && any(|turn| !turn.event_ids.is_empty()),
+                INSERT_EVENTS,
+            )
+            .await?,
+            group_events: maybe(folded.events, GROUP_EVENTS).await?,
+            group_held: maybe(folded.held, GROUP_HELD).await?,
             put: maybe(
                 any(|turn| turn.records.iter().any(|record| record.2.is_some())),
                 PUT_RECORD,
@@ -346,10 +381,77 @@ impl Statements {
                 DELETE_RECORD,
             )
             .await?,
-            held: maybe(any(|turn| !turn.held.is_empty()), HELD_MESSAGE).await?,
+            held: maybe(
+                !folded.held && any(|turn| !turn.held.is_empty()),
+                HELD_MESSAGE,
+            )
+            .await?,
             app: maybe(any(|turn| turn.app), APP_KEPT).await?,
             user: maybe(any(|turn| turn.user), USER).await?,
         })
+    }
+}
+
+/// A group's events and held messages as the folded statements take them: one array a
+/// column, a row per event or message, when more than one turn has some (and the group is
+/// sent folded); otherwise each turn's go in statements of its own, in its session's phase.
+#[derive(Default)]
+struct Folded<'a> {
+    events: bool,
+    event_columns: [Vec<&'a str>; 5],
+    micros: Vec<i64>,
+    event_data: Vec<&'a Json<Value>>,
+    held: bool,
+    held_columns: [Vec<&'a str>; 6],
+    records: Vec<&'a Json<Value>>,
+    held_count: i64,
+}
+
+impl<'a> Folded<'a> {
+    fn of(turns: &'a [Planned<'a>], fold: bool) -> Self {
+        let several =
+            |test: fn(&Planned<'_>) -> bool| turns.iter().filter(|turn| test(turn)).count() > 1;
+        let mut folded = Self {
+            events: fold && several(|turn| !turn.event_ids.is_empty()),
+            held: fold && several(|turn| !turn.held.is_empty()),
+            ..Self::default()
+        };
+        for turn in turns {
+            if folded.events {
+                for (index, id) in turn.event_ids.iter().enumerate() {
+                    let row = [
+                        *id,
+                        turn.app_name,
+                        turn.user_id,
+                        turn.id,
+                        turn.invocations[index],
+                    ];
+                    for (column, value) in folded.event_columns.iter_mut().zip(row) {
+                        column.push(value);
+                    }
+                    folded.micros.push(turn.micros[index]);
+                    folded.event_data.push(&turn.event_data[index]);
+                }
+            }
+            if folded.held {
+                for held in &turn.held {
+                    let row = [
+                        &held.scope.app,
+                        &held.scope.user,
+                        &held.scope.session,
+                        &held.scope.thread,
+                        &held.id,
+                        &held.turn,
+                    ];
+                    for (column, value) in folded.held_columns.iter_mut().zip(row) {
+                        column.push(value.as_str());
+                    }
+                    folded.records.push(&held.record);
+                    folded.held_count += 1;
+                }
+            }
+        }
+        folded
     }
 }
 
@@ -461,8 +563,10 @@ fn folded<'a>(
 /// row, then every user's, each ordered by key. Two transactions that lock rows in this order
 /// never wait for each other in a cycle, whatever turns they carry. Writes to one row keep
 /// the order of `turns`, so two commits of one session apply as if sent one after the other.
-/// With `fold`, several turns' writes to one app or user row are one statement ([`folded`]);
-/// when that statement is refused, [`Sent::RefusedShared`] asks for the group again unfolded.
+/// With `fold`, several turns' writes to one app or user row are one statement ([`folded`]),
+/// and so are their events and their held messages ([`Folded`], sent after every session's
+/// row); when such a statement is refused, [`Sent::RefusedShared`] asks for the group again
+/// unfolded.
 pub(super) async fn send(
     client: &Object,
     apps: &AppCache,
@@ -493,7 +597,8 @@ pub(super) async fn send(
         (Ok(app), Ok(user)) => (app, user),
         (Err(index), _) | (_, Err(index)) => return Sent::Refused(index),
     };
-    let statements = match Statements::prepare(client, &planned).await {
+    let folded = Folded::of(&planned, coalesce);
+    let statements = match Statements::prepare(client, &planned, &folded).await {
         Ok(statements) => statements,
         // Nothing was sent yet.
         Err(error) => return Sent::RolledBack(error),
@@ -577,6 +682,41 @@ pub(super) async fn send(
             }
         }
     }
+    // The group's events and held messages, folded, after every session's row is locked (the
+    // events' foreign key checks those rows).
+    if let Some(statement) = &statements.group_events {
+        let [ids, apps, users, sessions, invocations] = &folded.event_columns;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            ids,
+            apps,
+            users,
+            sessions,
+            invocations,
+            &folded.micros,
+            &folded.event_data,
+        ];
+        push!(
+            Some(SHARED),
+            Box::pin(client.execute_raw(statement, params))
+        );
+    }
+    if let Some(statement) = &statements.group_held {
+        let [apps, users, sessions, threads, ids, turns] = &folded.held_columns;
+        let params: [&(dyn ToSql + Sync); 8] = [
+            apps,
+            users,
+            sessions,
+            threads,
+            ids,
+            turns,
+            &folded.records,
+            &folded.held_count,
+        ];
+        push!(
+            Some(SHARED),
+            Box::pin(client.execute_raw(statement, params))
+        );
+    }
     if let Some(write) = &statements.app {
         for (row, written) in app_rows.iter().zip(&written) {
             let app = &row.writes;
@@ -657,16 +797,17 @@ fn outcome(results: Vec<Result<u64, tokio_postgres::Error>>, owners: &[Option<us
         }
         let code = error.code();
         let refused = code == Some(&SqlState::DIVISION_BY_ZERO);
+        // Class 40 (a deadlock broken, a serialization failure) is no turn's doing.
+        let no_turns_doing = code.is_some_and(|code| code.code().starts_with("40"));
         return match owners[position] {
-            // Several turns' writes to one row, folded: which turn's check failed is not known.
-            Some(SHARED) if refused => Sent::RefusedShared,
+            // Several turns' writes folded into one statement: whose check or row failed is not
+            // known (say a check of the app's row, a held message's id taken, an event's id
+            // taken). Sent again unfolded, in order, the failing turn is named.
+            Some(SHARED) if !no_turns_doing => Sent::RefusedShared,
             Some(SHARED) => Sent::RolledBack(error),
             // A checked write found no row to write.
             Some(index) if refused => Sent::Refused(index),
-            // Class 40 (a deadlock broken, a serialization failure) is no turn's doing.
-            Some(index) if !code.is_some_and(|code| code.code().starts_with("40")) => {
-                Sent::Failed(index, db(OPERATION)(error))
-            }
+            Some(index) if !no_turns_doing => Sent::Failed(index, db(OPERATION)(error)),
             _ => Sent::RolledBack(error),
         };
     }
