@@ -1,8 +1,12 @@
 //! The PostgreSQL session store keeps the app's state between turns (`adk/src/postgres/app_cache.rs`):
-//! a load is sent the app's document only when the row is not the version the store holds, and a
-//! group commit's app write hands back the document it wrote. What a load returns must still be
-//! exactly the stored row: these pin that every other writer's change is seen at the next load,
-//! that a turn reads what this store just committed, and that a stale write is still refused.
+//! a load is sent the app's document only when the row is not the version the store holds, and
+//! the app write of a group commit of several turns hands back the document it wrote. What a load
+//! returns must still be exactly the stored row: these pin that every other writer's change is
+//! seen at the next load, that a turn reads what this store just committed, and that a stale
+//! write is still refused.
+//!
+//! Every commit here is sent with a companion turn of another session, both started in one poll
+//! on a one-thread runtime, so the two are one group and the store keeps the app's document.
 //!
 //! Each test uses its own schema in the database named by `ADK_TEST_POSTGRES_URL`; without it
 //! the tests pass without checking anything and say so (see `adk_integration_tests::postgres_database`).
@@ -11,10 +15,11 @@
 use adk::ids::ThreadId;
 use adk::postgres::PostgresSessionStore;
 use adk::postgres::tokio_postgres::Client;
-use adk::state::{SessionKey, SessionStore, SessionStoreError, State};
+use adk::state::{SessionKey, SessionStore, SessionStoreError, State, TurnCommit};
 use adk_integration_tests::postgres_database::{
     fresh_options, fresh_schema_name, schema_client, test_url,
 };
+use futures_util::future::join;
 use serde_json::{Map, Value, json};
 
 fn object(value: Value) -> Map<String, Value> {
@@ -50,19 +55,41 @@ async fn two_stores(
         .create_session(&key, object(json!({"app:mode": "a", "app:other": 0})))
         .await
         .unwrap();
+    first
+        .create_session(&companion(), Map::new())
+        .await
+        .unwrap();
     let client = schema_client(&url, &schema).await;
     Some((first, second, client, key))
 }
 
-/// Loads the turn and commits `app:mode` = `mode`.
+/// The session whose turn goes with each commit, so that the commit is a group's.
+fn companion() -> SessionKey {
+    SessionKey::new("shop", "cy", "s-3")
+}
+
+/// A turn of `key` setting session key `turns` to `value`, loaded now.
+async fn session_turn(sessions: &PostgresSessionStore, key: &SessionKey, value: u64) -> TurnCommit {
+    let thread = ThreadId::default();
+    let mut state = State::from_loaded(sessions.load_turn(key, &thread).await.unwrap());
+    state.set_value("turns", json!(value)).unwrap();
+    state.to_commit(&thread)
+}
+
+/// Loads the turn and commits `app:mode` = `mode`, in one group with a turn of the companion
+/// session.
 async fn set_mode(sessions: &PostgresSessionStore, key: &SessionKey, mode: &str) {
     let thread = ThreadId::default();
     let mut state = State::from_loaded(sessions.load_turn(key, &thread).await.unwrap());
     state.set_value("app:mode", json!(mode)).unwrap();
-    sessions
-        .commit_turn(key, state.to_commit(&thread))
-        .await
-        .unwrap();
+    let other = session_turn(sessions, &companion(), u64::from(mode.as_bytes()[0])).await;
+    let (mine, theirs) = join(
+        sessions.commit_turn(key, state.to_commit(&thread)),
+        sessions.commit_turn(&companion(), other),
+    )
+    .await;
+    mine.unwrap();
+    theirs.unwrap();
 }
 
 async fn app_loaded(sessions: &PostgresSessionStore, key: &SessionKey) -> Map<String, Value> {
@@ -73,7 +100,7 @@ async fn app_loaded(sessions: &PostgresSessionStore, key: &SessionKey) -> Map<St
         .app
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn the_turn_after_a_commit_reads_the_app_state_it_wrote_in_every_session_of_the_app() {
     let Some((sessions, _, _, key)) = two_stores("app_cache_own").await else {
         return;
@@ -93,7 +120,7 @@ async fn the_turn_after_a_commit_reads_the_app_state_it_wrote_in_every_session_o
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn another_stores_commit_between_two_loads_is_seen() {
     let Some((first, second, _, key)) = two_stores("app_cache_second_store").await else {
         return;
@@ -108,7 +135,7 @@ async fn another_stores_commit_between_two_loads_is_seen() {
 }
 
 // A plain `UPDATE` that leaves `update_time` alone still makes a new row version (a new `xmin`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_plain_sql_write_that_keeps_the_update_time_is_seen_at_the_next_load() {
     let Some((sessions, _, client, key)) = two_stores("app_cache_plain_sql").await else {
         return;
@@ -128,7 +155,7 @@ async fn a_plain_sql_write_that_keeps_the_update_time_is_seen_at_the_next_load()
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_key_another_writer_deleted_is_gone_at_the_next_load() {
     let Some((sessions, _, client, key)) = two_stores("app_cache_delete").await else {
         return;
@@ -151,7 +178,7 @@ async fn a_key_another_writer_deleted_is_gone_at_the_next_load() {
     assert_eq!(app_loaded(&sessions, &key).await, Map::new());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn a_turn_that_loaded_the_kept_document_is_refused_when_another_store_changed_its_key() {
     let Some((first, second, _, key)) = two_stores("app_cache_stale").await else {
         return;

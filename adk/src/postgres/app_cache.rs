@@ -6,18 +6,24 @@
 //! document (decompressing it, writing it out as text) and the process's parse of it were most of
 //! what a load cost, for a document that, between two commits of the process, no one changed.
 //!
-//! How: the store keeps, per app, the document it last read or wrote and the row version it
-//! belongs to: the row's `xmin` (the transaction that wrote that version; a transaction's last
+//! How: the store keeps, per app, the document its last group commit of several turns wrote
+//! and the row version it belongs to: the row's `xmin` (the transaction that wrote that version; a transaction's last
 //! write of a row is the only one others see) with its update time, so that a transaction id
 //! reused after a wraparound does not pass for the old version. The load sends the version it
 //! holds and the server sends the document only when the row's version is another
-//! ([`LOAD_TURN`]); one statement, one snapshot, as before. A group commit's app write answers
-//! with the version and the document it wrote (`checked_writes::APP_KEPT`, rendered once for the
-//! group), which the store keeps once the group's `COMMIT` succeeded, so the loads after this
-//! process's own commits find their document kept. Another writer (another store or process,
-//! google-adk, plain SQL) makes a new version, which the next load is sent whole. Exact by
-//! construction: a kept document is only ever the server's own rendering of the version kept
-//! with it, and used only when the server says the row is still that version.
+//! ([`LOAD_TURN`]); one statement, one snapshot, as before. The app write of a group of several
+//! turns answers with the version and the document it wrote (`checked_writes::APP_KEPT`,
+//! rendered once for the group), which the store keeps once the group's `COMMIT` succeeded, so
+//! the loads after those turns find their document kept. Another writer (another store or
+//! process, google-adk, plain SQL) makes a new version, which the next load is sent whole.
+//! Exact by construction: a kept document is only ever the server's own rendering of the
+//! version kept with it, and used only when the server says the row is still that version.
+//!
+//! What is not kept: a document a load was sent, and what a turn alone commits. The turn's
+//! state owns its copy of the document, so a kept document costs a copy a load; a copy is
+//! cheaper than the server's rendering and the parse it saves, but a document kept by a turn
+//! alone would be parsed at its commit and copied at the next load, where without it the load
+//! parses it once. Kept from groups only, a turn alone (one in flight) costs what it did.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -51,21 +57,16 @@ pub(super) const LOAD_TURN: &str = "SELECT
 struct Kept {
     version: String,
     state: Arc<Map<String, Value>>,
-    /// Changes whenever the entry does: a load that missed replaces only the entry it was sent
-    /// against, so a slow load does not put back an older version over a commit's newer one.
-    generation: u64,
 }
 
 #[derive(Default)]
 struct Apps {
     kept: HashMap<String, Kept>,
-    generations: u64,
 }
 
 /// What a load was sent against: the version it named and that version's document.
 pub(super) struct Sent {
     kept: Option<(String, Arc<Map<String, Value>>)>,
-    generation: u64,
 }
 
 impl Sent {
@@ -109,23 +110,17 @@ impl AppCache {
     /// What a load of `app` is sent against.
     pub(super) fn before_load(&self, app: &str) -> Sent {
         let apps = self.lock();
-        match apps.kept.get(app) {
-            Some(kept) => Sent {
-                kept: Some((kept.version.clone(), Arc::clone(&kept.state))),
-                generation: kept.generation,
-            },
-            None => Sent {
-                kept: None,
-                generation: 0,
-            },
+        Sent {
+            kept: apps
+                .kept
+                .get(app)
+                .map(|kept| (kept.version.clone(), Arc::clone(&kept.state))),
         }
     }
 
     /// The app's state from a load's answer: the row's `version` (`None`: no row) and its
     /// `state` (`None`: the version sent, or a NULL column).
     pub(super) fn loaded(
-        &self,
-        app: &str,
         sent: Sent,
         version: Option<String>,
         state: Option<Value>,
@@ -139,41 +134,22 @@ impl AppCache {
                 _ => Map::new(),
             });
         };
-        let state = object(state)?;
-        let mut apps = self.lock();
-        let current = apps.kept.get(app).map_or(0, |kept| kept.generation);
-        if current == sent.generation {
-            let document = Arc::new(state.clone());
-            Self::keep(&mut apps, app, version, document);
-        }
-        Ok(state)
+        object(state)
     }
 
-    /// Keeps what a committed app write answered: the row's new version and document.
+    /// Keeps what a committed group's app write answered: the row's new version and document.
     pub(super) fn committed(
         &self,
         app: &str,
         version: String,
         state: Value,
     ) -> Result<(), SessionStoreError> {
-        let document = Arc::new(object(state)?);
-        Self::keep(&mut self.lock(), app, version, document);
-        Ok(())
-    }
-
-    fn keep(apps: &mut Apps, app: &str, version: String, state: Arc<Map<String, Value>>) {
+        let state = Arc::new(object(state)?);
+        let mut apps = self.lock();
         if apps.kept.len() >= MOST_APPS && !apps.kept.contains_key(app) {
             apps.kept.clear();
         }
-        apps.generations += 1;
-        let generation = apps.generations;
-        apps.kept.insert(
-            app.to_owned(),
-            Kept {
-                version,
-                state,
-                generation,
-            },
-        );
+        apps.kept.insert(app.to_owned(), Kept { version, state });
+        Ok(())
     }
 }

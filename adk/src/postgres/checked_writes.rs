@@ -32,12 +32,8 @@ pub(super) const SESSION: &str = concat!(
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
-// The plain app write: what the group commit sent before it kept the written document
-// (`APP_KEPT` below), and what the raw floor in `benches/stores.rs` still sends.
-#[allow(
-    dead_code,
-    reason = "the raw tokio-postgres floor in benches/stores.rs sends it"
-)]
+// The plain app write: a turn alone sends it (`app_cache.rs` says why its document is not
+// kept), and so does the raw floor in `benches/stores.rs`.
 pub(super) const APP: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
     "WHERE app_name = $1 FOR UPDATE), ",
@@ -48,8 +44,8 @@ pub(super) const APP: &str = concat!(
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
-// The app's write as a group commit sends it: the same write and check, and it answers with the
-// version and the document it wrote, which the store keeps for the loads after it
+// The app's write as a group commit of several turns sends it: the same write and check, and it
+// answers with the version and the document it wrote, which the store keeps for the loads after it
 // (`app_cache.rs`): one rendering of the app's document a group instead of one a load. The
 // check's `1 / COUNT(*)` is an output column, so it is computed (a column no one reads is not,
 // and then a refused write would not abort). The version is the row's `xmin` and its update time

@@ -47,7 +47,7 @@ use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
 use super::app_cache::AppCache;
-use super::checked_writes::{APP_KEPT, SESSION, USER};
+use super::checked_writes::{APP, APP_KEPT, SESSION, USER};
 
 // A held assistant message (`storage::held`), checked as the writes are: an id already taken
 // inserts no row, which aborts the transaction; the locking path then stores the message on
@@ -386,7 +386,11 @@ impl Statements {
                 HELD_MESSAGE,
             )
             .await?,
-            app: maybe(any(|turn| turn.app), APP_KEPT).await?,
+            app: maybe(
+                any(|turn| turn.app),
+                if folded.keep_app { APP_KEPT } else { APP },
+            )
+            .await?,
             user: maybe(any(|turn| turn.user), USER).await?,
         })
     }
@@ -397,6 +401,9 @@ impl Statements {
 /// sent folded); otherwise each turn's go in statements of its own, in its session's phase.
 #[derive(Default)]
 struct Folded<'a> {
+    /// Whether the app writes answer with the document they wrote, for the store to keep
+    /// (`app_cache.rs`): in a group of several turns.
+    keep_app: bool,
     events: bool,
     event_columns: [Vec<&'a str>; 5],
     micros: Vec<i64>,
@@ -412,25 +419,26 @@ impl<'a> Folded<'a> {
         let several =
             |test: fn(&Planned<'_>) -> bool| turns.iter().filter(|turn| test(turn)).count() > 1;
         let mut folded = Self {
+            keep_app: turns.len() > 1,
             events: fold && several(|turn| !turn.event_ids.is_empty()),
             held: fold && several(|turn| !turn.held.is_empty()),
             ..Self::default()
         };
         for turn in turns {
             if folded.events {
-                for (index, id) in turn.event_ids.iter().enumerate() {
-                    let row = [
-                        *id,
-                        turn.app_name,
-                        turn.user_id,
-                        turn.id,
-                        turn.invocations[index],
-                    ];
+                let events = turn
+                    .event_ids
+                    .iter()
+                    .zip(&turn.invocations)
+                    .zip(&turn.micros)
+                    .zip(&turn.event_data);
+                for (((id, invocation), micros), data) in events {
+                    let row = [*id, turn.app_name, turn.user_id, turn.id, *invocation];
                     for (column, value) in folded.event_columns.iter_mut().zip(row) {
                         column.push(value);
                     }
-                    folded.micros.push(turn.micros[index]);
-                    folded.event_data.push(&turn.event_data[index]);
+                    folded.micros.push(*micros);
+                    folded.event_data.push(data);
                 }
             }
             if folded.held {
@@ -722,6 +730,10 @@ pub(super) async fn send(
             let app = &row.writes;
             let params: [&(dyn ToSql + Sync); 5] =
                 [&row.key, &app.removed, &app.set, &app.names, &app.expected];
+            if !folded.keep_app {
+                push!(Some(row.owner), Box::pin(client.execute_raw(write, params)));
+                continue;
+            }
             push!(
                 Some(row.owner),
                 Box::pin(async move {

@@ -602,9 +602,7 @@ impl SessionStore for PostgresSessionStore {
             .await
             .map_err(db(operation))?;
         Ok(LoadedTurn {
-            app: self
-                .apps
-                .loaded(key.app.as_str(), sent, row.get(0), row.get(1))?,
+            app: AppCache::loaded(sent, row.get(0), row.get(1))?,
             user: optional_object(row.get(2), "user_states.state")?,
             session: optional_object(row.get(3), "sessions.state")?,
             middleware: records(row.get(4))?,
