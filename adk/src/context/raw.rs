@@ -90,13 +90,7 @@ impl HeldUserMessage {
     /// The message the turn stores: text gets a fresh, time-ordered id.
     pub(crate) fn into_message(self) -> Result<Message, PrimitiveError> {
         match self {
-            Self::Text(text) => {
-                // Encoded into a stack buffer, then copied once: `to_string` would go through
-                // the formatting machinery.
-                let mut buffer = uuid::Uuid::encode_buffer();
-                let id = uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer);
-                Message::user(&*id, text)
-            }
+            Self::Text(text) => Message::user(crate::ids::time_ordered_id(), text),
             Self::Message(message) => Ok(*message),
         }
     }

@@ -124,7 +124,7 @@ impl TurnContext {
             return Err(ReplyError::AlreadyCompleted);
         }
         let message = match reply.into() {
-            Reply::Text(text) => Message::assistant(uuid::Uuid::now_v7().to_string(), text)?,
+            Reply::Text(text) => Message::assistant(crate::ids::time_ordered_id(), text)?,
             Reply::Message(message) if message.role() == Role::Assistant => message,
             Reply::Message(message) => {
                 return Err(ReplyError::NotAssistant {

@@ -223,7 +223,7 @@ pub(super) async fn tool_output(
     if let [ContentBlock::Resource(embedded)] = result.content.as_slice()
         && let ResourceContents::TextResourceContents { text, .. } = &embedded.resource
     {
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = crate::ids::time_ordered_string();
         let reader = invocation
             .store_retrievable_bytes(id, text.clone().into_bytes())
             .await
@@ -301,7 +301,7 @@ pub(super) async fn tool_output(
                 format!("part-{index}.json"),
             ),
         };
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = crate::ids::time_ordered_string();
         let reader = invocation
             .store_media_bytes(id.clone(), bytes)
             .await

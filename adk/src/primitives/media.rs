@@ -144,7 +144,7 @@ impl Media {
     ) -> Result<Self, PrimitiveError> {
         Self::from_metadata(
             MediaMetadata {
-                id: uuid::Uuid::now_v7().to_string(),
+                id: crate::ids::time_ordered_string(),
                 kind,
                 mime_type: mime_type.into(),
                 filename: filename.into(),

@@ -102,7 +102,7 @@ impl SessionEvent {
         timestamp: Timestamp,
     ) -> Self {
         Self {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: crate::ids::time_ordered_string(),
             invocation_id: invocation_id.into(),
             author: author.into(),
             timestamp,
