@@ -15,7 +15,7 @@ use crate::storage::StorageContext;
 use super::abort::AbortState;
 use super::streams::Streams;
 use super::turn::TurnShared;
-use super::write_queue::{Adopted, CollectionsMut, Delta};
+use super::write_queue::{Adopted, CollectionKind, CollectionsMut, Delta};
 use super::{AbortReason, Aborted, Collection, TurnContext};
 
 /// How the dispatch has been signalled so far.
@@ -518,31 +518,14 @@ impl DispatchContext {
         }
         self.absorb_tool_state();
         // Only the collections a queued write changed are worth taking over.
+        let mut written = Adopted::default();
+        for kind in self.queue.iter().filter_map(Delta::collection) {
+            written.insert(kind);
+        }
         let mut adopted = Adopted::default();
-        let mut tried = Adopted::default();
-        for delta in self.queue.iter() {
-            match delta {
-                Delta::Message(_) if !tried.messages => {
-                    tried.messages = true;
-                    adopted.messages = turn.messages.adopt(&mut self.messages);
-                }
-                Delta::Memory(_) if !tried.memories => {
-                    tried.memories = true;
-                    adopted.memories = turn.memories.adopt(&mut self.memories);
-                }
-                Delta::Thought(_) if !tried.thoughts => {
-                    tried.thoughts = true;
-                    adopted.thoughts = turn.thoughts.adopt(&mut self.thoughts);
-                }
-                Delta::Retrievable(_) if !tried.retrievables => {
-                    tried.retrievables = true;
-                    adopted.retrievables = turn.retrievables.adopt(&mut self.retrievables);
-                }
-                Delta::ToolCall(_) | Delta::ReplaceToolCallGroup { .. } if !tried.tool_calls => {
-                    tried.tool_calls = true;
-                    adopted.tool_calls = turn.tool_calls.adopt(&mut self.tool_calls);
-                }
-                _ => {}
+        for kind in CollectionKind::ALL {
+            if written.contains(kind) && self.hand_over_collection(kind, turn) {
+                adopted.insert(kind);
             }
         }
         self.queue.drain_skipping(
@@ -550,6 +533,18 @@ impl DispatchContext {
             |delta| delta.apply_except(turn.collections_mut(), adopted),
         );
         self.state.flush_journal_into(&mut turn.state);
+    }
+
+    /// Hands the dispatch's collection of `kind` to the turn if [`Collection::adopt`] may;
+    /// returns whether it did.
+    fn hand_over_collection(&mut self, kind: CollectionKind, turn: &mut TurnContext) -> bool {
+        match kind {
+            CollectionKind::Messages => turn.messages.adopt(&mut self.messages),
+            CollectionKind::Memories => turn.memories.adopt(&mut self.memories),
+            CollectionKind::Retrievables => turn.retrievables.adopt(&mut self.retrievables),
+            CollectionKind::Thoughts => turn.thoughts.adopt(&mut self.thoughts),
+            CollectionKind::ToolCalls => turn.tool_calls.adopt(&mut self.tool_calls),
+        }
     }
 
     /// Drops the queued writes: what was persisted stays persisted, the turn never sees it.

@@ -171,51 +171,109 @@ fn replace_group<T: super::Record>(
     });
 }
 
-/// The collections of a turn that took over the dispatch's own as the dispatch ended (see
-/// [`Collection::adopt`]): the queued changes to them are in them already.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Adopted {
-    pub(crate) messages: bool,
-    pub(crate) memories: bool,
-    pub(crate) retrievables: bool,
-    pub(crate) thoughts: bool,
-    pub(crate) tool_calls: bool,
+/// The collections a [`Delta`] can change, each named once: [`Delta::collection`] maps a change
+/// to its collection, and [`Adopted`] is a set of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CollectionKind {
+    Messages,
+    Memories,
+    Retrievables,
+    Thoughts,
+    ToolCalls,
 }
 
+impl CollectionKind {
+    pub(crate) const ALL: [Self; 5] = [
+        Self::Messages,
+        Self::Memories,
+        Self::Retrievables,
+        Self::Thoughts,
+        Self::ToolCalls,
+    ];
+
+    const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// A set of collections (see [`CollectionKind`]): those of a turn that took over the
+/// dispatch's own as the dispatch ended (see [`Collection::adopt`]), whose queued changes are in
+/// them already.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Adopted(u8);
+
 impl Adopted {
+    pub(crate) fn contains(self, kind: CollectionKind) -> bool {
+        self.0 & kind.bit() != 0
+    }
+
+    pub(crate) fn insert(&mut self, kind: CollectionKind) {
+        self.0 |= kind.bit();
+    }
+
     /// Whether `delta` has nothing left to do in the turn: its collection was taken over, and
     /// it counts no tool call as made this turn.
     pub(crate) fn covers(self, delta: &Delta) -> bool {
-        match delta {
-            Delta::Message(_) => self.messages,
-            Delta::Memory(_) => self.memories,
-            Delta::Thought(_) => self.thoughts,
-            Delta::Retrievable(_) => self.retrievables,
-            Delta::ToolCall(Change::Mutate(_) | Change::Delete(_)) => self.tool_calls,
-            _ => false,
-        }
+        delta.collection().is_some_and(|kind| self.contains(kind)) && !delta.makes_tool_calls()
     }
 }
 
 impl Delta {
+    /// The collection the change touches; `None` for a standing instruction (a plain vector,
+    /// never taken over).
+    pub(crate) fn collection(&self) -> Option<CollectionKind> {
+        match self {
+            Self::Message(_) => Some(CollectionKind::Messages),
+            Self::Memory(_) => Some(CollectionKind::Memories),
+            Self::Thought(_) => Some(CollectionKind::Thoughts),
+            Self::Retrievable(_) => Some(CollectionKind::Retrievables),
+            Self::ToolCall(_) | Self::ReplaceToolCallGroup { .. } => {
+                Some(CollectionKind::ToolCalls)
+            }
+            Self::StoreInstruction(_) | Self::MutateInstruction(_) | Self::DeleteInstruction(_) => {
+                None
+            }
+        }
+    }
+
+    /// Whether the change stores tool calls, whose ids count as made this turn.
+    fn makes_tool_calls(&self) -> bool {
+        matches!(
+            self,
+            Self::ToolCall(Change::Store(_)) | Self::ReplaceToolCallGroup { .. }
+        )
+    }
+
+    /// Counts the ids of the tool calls the change stores as made this turn.
+    fn count_made_tool_calls(&self, made_this_turn: &mut MadeThisTurn) {
+        match self {
+            Self::ToolCall(Change::Store(call)) => {
+                made_this_turn.0.insert(call.id().to_owned());
+            }
+            Self::ReplaceToolCallGroup { replacements, .. } => made_this_turn
+                .0
+                .extend(replacements.iter().map(|call| call.id().to_owned())),
+            _ => {}
+        }
+    }
+
     pub(crate) fn apply(self, target: CollectionsMut<'_>) {
         self.apply_except(target, Adopted::default());
     }
 
     /// Applies a copy of the change, leaving this one to be queued: a record change clones
-    /// only its record, not the whole change (a change is as large as the largest record).
+    /// only its change (its record or id), not the whole delta (a delta is as large as the
+    /// largest record).
     pub(crate) fn apply_copy(&self, target: CollectionsMut<'_>) {
         match self {
             Self::Message(change) => apply_change_copy(target.messages, change),
             Self::Memory(change) => apply_change_copy(target.memories, change),
             Self::Thought(change) => apply_change_copy(target.thoughts, change),
+            Self::Retrievable(change) => apply_change_copy(target.retrievables, change),
             Self::ToolCall(change) => {
-                if let Change::Store(call) = change {
-                    target.made_this_turn.0.insert(call.id().to_owned());
-                }
+                self.count_made_tool_calls(target.made_this_turn);
                 apply_change_copy(target.tool_calls, change);
             }
-            Self::Retrievable(change) => apply_change_copy(target.retrievables, change),
             other => other.clone().apply(target),
         }
     }
@@ -223,36 +281,17 @@ impl Delta {
     /// Applies the change, except to a collection in `adopted`, which has it already; the ids
     /// of the tool calls it stores are counted as made this turn either way.
     pub(crate) fn apply_except(self, target: CollectionsMut<'_>, adopted: Adopted) {
+        self.count_made_tool_calls(target.made_this_turn);
+        if self.collection().is_some_and(|kind| adopted.contains(kind)) {
+            return;
+        }
         match self {
-            Self::ReplaceToolCallGroup { replacements, .. } if adopted.tool_calls => {
-                target
-                    .made_this_turn
-                    .0
-                    .extend(replacements.iter().map(|call| call.id().to_owned()));
-            }
-            Self::ToolCall(Change::Store(call)) if adopted.tool_calls => {
-                target.made_this_turn.0.insert(call.id().to_owned());
-            }
-            Self::ToolCall(_) if adopted.tool_calls => {}
-            Self::Message(_) if adopted.messages => {}
-            Self::Memory(_) if adopted.memories => {}
-            Self::Thought(_) if adopted.thoughts => {}
-            Self::Retrievable(_) if adopted.retrievables => {}
-            Self::ReplaceToolCallGroup { ids, replacements } => {
-                target
-                    .made_this_turn
-                    .0
-                    .extend(replacements.iter().map(|call| call.id().to_owned()));
-                replace_group(target.tool_calls, &ids, replacements);
-            }
             Self::Message(change) => apply_change(target.messages, change),
             Self::Memory(change) => apply_change(target.memories, change),
             Self::Thought(change) => apply_change(target.thoughts, change),
-            Self::ToolCall(change) => {
-                if let Change::Store(call) = &change {
-                    target.made_this_turn.0.insert(call.id().to_owned());
-                }
-                apply_change(target.tool_calls, change);
+            Self::ToolCall(change) => apply_change(target.tool_calls, change),
+            Self::ReplaceToolCallGroup { ids, replacements } => {
+                replace_group(target.tool_calls, &ids, replacements);
             }
             Self::Retrievable(change) => apply_change(target.retrievables, change),
             // Standing instructions have no id: they are identified by value, so storing or
