@@ -33,8 +33,9 @@ pub struct Collection<T> {
     /// Records shared with another collection; never changed while shared.
     shared: Option<Arc<Records<T>>>,
     /// Shared records this collection replaced (`Some`) or deleted (`None`), by their position
-    /// in `shared` (stable, since `shared` never changes).
-    shadowed: HashMap<usize, Option<T>, IdHasher>,
+    /// in `shared` (stable, since `shared` never changes). Made with its first entry: most
+    /// collections never shadow a record, and an empty map still cost a call to drop.
+    shadowed: Option<Shadowed<T>>,
     /// How many entries of `shadowed` are deletions (a `u32`, which a collection in memory
     /// cannot outgrow, so `in_step` fits beside it and the collection stays 104 bytes).
     deleted: u32,
@@ -64,7 +65,7 @@ impl<T> Default for Collection<T> {
     fn default() -> Self {
         Self {
             shared: None,
-            shadowed: HashMap::default(),
+            shadowed: None,
             deleted: 0,
             own: Records::default(),
             in_step: false,
@@ -109,7 +110,9 @@ impl<T: Record> Collection<T> {
             return;
         }
         if let Some(index) = self.live_shared_index(record.record_id()) {
-            self.shadowed.insert(index, Some(record));
+            self.shadowed
+                .get_or_insert_default()
+                .insert(index, Some(record));
             return;
         }
         self.own.push_new(record);
@@ -123,7 +126,7 @@ impl<T: Record> Collection<T> {
         }
         let index = self.live_shared_index(id)?;
         self.deleted += 1;
-        match self.shadowed.insert(index, None) {
+        match self.shadowed.get_or_insert_default().insert(index, None) {
             Some(replacement) => replacement,
             None => self
                 .shared
@@ -140,7 +143,7 @@ impl<T: Record> Collection<T> {
         }
         let shared = self.shared.as_ref()?;
         let index = shared.position(id)?;
-        match self.shadowed.get(&index) {
+        match shadowed_at(self.shadowed.as_ref(), index) {
             Some(replacement) => replacement.as_ref(),
             None => shared.as_slice().get(index),
         }
@@ -158,7 +161,7 @@ impl<T: Record> Collection<T> {
                 .shared
                 .as_deref()
                 .map(|shared| shared.as_slice().iter().enumerate()),
-            shadowed: &self.shadowed,
+            shadowed: self.shadowed.as_ref(),
             own: self.own.as_slice().iter(),
             remaining: self.len(),
         }
@@ -194,8 +197,8 @@ impl<T: Record> Collection<T> {
     /// them: what a dispatch starts from. Constant time unless this collection carries changes
     /// on top of records it already shares, which are folded in first.
     pub(crate) fn share(&mut self) -> Self {
-        if !self.own.is_empty() || !self.shadowed.is_empty() {
-            let records = if self.shadowed.is_empty() {
+        if !self.own.is_empty() || self.shadowed.is_some() {
+            let records = if self.shadowed.is_none() {
                 match self.shared.take() {
                     None => std::mem::take(&mut self.own),
                     Some(shared) => {
@@ -210,7 +213,7 @@ impl<T: Record> Collection<T> {
                 self.own.clear();
                 records
             };
-            self.shadowed.clear();
+            self.shadowed = None;
             self.deleted = 0;
             self.shared = Some(Arc::new(records));
         }
@@ -252,7 +255,7 @@ impl<T: Record> Collection<T> {
         };
         if !dispatch.in_step
             || !same_records
-            || (dispatch.own.is_empty() && dispatch.shadowed.is_empty())
+            || (dispatch.own.is_empty() && dispatch.shadowed.is_none())
         {
             return false;
         }
@@ -264,18 +267,26 @@ impl<T: Record> Collection<T> {
     /// The position in `shared` of the record with this id, unless this collection deleted it.
     fn live_shared_index(&self, id: &str) -> Option<usize> {
         let index = self.shared.as_ref()?.position(id)?;
-        match self.shadowed.get(&index) {
+        match shadowed_at(self.shadowed.as_ref(), index) {
             Some(None) => None,
             _ => Some(index),
         }
     }
 }
 
+/// What [`Collection`] keeps of the shared records it replaced or deleted.
+type Shadowed<T> = HashMap<usize, Option<T>, IdHasher>;
+
+/// The replacement (`Some`) or deletion (`None`) of the shared record at `index`, if any.
+fn shadowed_at<T>(shadowed: Option<&Shadowed<T>>, index: usize) -> Option<&Option<T>> {
+    shadowed?.get(&index)
+}
+
 /// The records of a [`Collection`], in order.
 #[derive(Debug)]
 pub struct CollectionIter<'a, T> {
     shared: Option<std::iter::Enumerate<std::slice::Iter<'a, T>>>,
-    shadowed: &'a HashMap<usize, Option<T>, IdHasher>,
+    shadowed: Option<&'a Shadowed<T>>,
     own: std::slice::Iter<'a, T>,
     remaining: usize,
 }
@@ -283,10 +294,7 @@ pub struct CollectionIter<'a, T> {
 impl<'a, T> CollectionIter<'a, T> {
     /// The shared record at `index` as this collection sees it (`None` when it deleted it).
     fn resolve(&self, index: usize, record: &'a T) -> Option<&'a T> {
-        if self.shadowed.is_empty() {
-            return Some(record);
-        }
-        match self.shadowed.get(&index) {
+        match shadowed_at(self.shadowed, index) {
             Some(replacement) => replacement.as_ref(),
             None => Some(record),
         }

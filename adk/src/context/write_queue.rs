@@ -108,18 +108,21 @@ pub(crate) struct CollectionsMut<'a> {
 /// Hashed with [`IdHasher`](super::records::IdHasher), as the collections' indexes are: every
 /// turn and dispatch makes one of these, and the standard library's `RandomState` read a
 /// thread-local for each, mostly for a set that stays empty.
+///
+/// The set is made with its first id: most turns make no tool call, and an empty set still cost
+/// a call to drop (and one to clone, for every dispatch).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct MadeThisTurn(std::collections::HashSet<String, super::records::IdHasher>);
+pub(crate) struct MadeThisTurn(Option<std::collections::HashSet<String, super::records::IdHasher>>);
 
 impl MadeThisTurn {
     pub(crate) fn contains(&self, id: &str) -> bool {
-        self.0.contains(id)
+        self.0.as_ref().is_some_and(|made| made.contains(id))
     }
 
     /// Counts `id` as made in this turn: a resumed turn's calls, read back from storage, were
     /// made by the turn it continues.
     pub(crate) fn insert(&mut self, id: String) {
-        self.0.insert(id);
+        self.0.get_or_insert_default().insert(id);
     }
 }
 
@@ -247,12 +250,12 @@ impl Delta {
     /// Counts the ids of the tool calls the change stores as made this turn.
     fn count_made_tool_calls(&self, made_this_turn: &mut MadeThisTurn) {
         match self {
-            Self::ToolCall(Change::Store(call)) => {
-                made_this_turn.0.insert(call.id().to_owned());
+            Self::ToolCall(Change::Store(call)) => made_this_turn.insert(call.id().to_owned()),
+            Self::ReplaceToolCallGroup { replacements, .. } => {
+                for call in replacements {
+                    made_this_turn.insert(call.id().to_owned());
+                }
             }
-            Self::ReplaceToolCallGroup { replacements, .. } => made_this_turn
-                .0
-                .extend(replacements.iter().map(|call| call.id().to_owned())),
             _ => {}
         }
     }
