@@ -58,7 +58,7 @@ pub enum StateChange {
 #[derive(Clone, Debug)]
 pub struct State {
     loaded: Arc<Loaded>,
-    changes: BTreeMap<String, StateChange>,
+    changes: Changes,
     /// Changes not yet handed on, kept only by a dispatch's copy (see `with_journal`).
     journal: Option<Vec<(String, StateChange)>>,
     middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
@@ -66,6 +66,34 @@ pub struct State {
     /// Typed middleware state, decoded from `middleware_loaded`. `None` until a turn loads a
     /// record or writes a state, so a turn that uses none pays for one word, not a map.
     typed: Option<Box<MiddlewareStates>>,
+}
+
+/// A state's own changes by key, in key order. The map is made with the first change: most
+/// turns change no state, and an empty `BTreeMap` still cost about 50 instructions to drop (a
+/// turn's state and its dispatch's copy, every turn).
+#[derive(Clone, Debug, Default)]
+struct Changes(Option<BTreeMap<String, StateChange>>);
+
+impl Changes {
+    fn get(&self, key: &str) -> Option<&StateChange> {
+        self.0.as_ref()?.get(key)
+    }
+
+    fn insert(&mut self, key: String, change: StateChange) {
+        self.0.get_or_insert_default().insert(key, change);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(BTreeMap::is_empty)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&String, &StateChange)> {
+        self.0.iter().flatten()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().flat_map(BTreeMap::keys)
+    }
 }
 
 impl Default for State {
@@ -78,7 +106,7 @@ impl Default for State {
             std::sync::LazyLock::new(Arc::default);
         Self {
             loaded: Arc::clone(&EMPTY_LOADED),
-            changes: BTreeMap::new(),
+            changes: Changes::default(),
             journal: None,
             middleware_loaded: Arc::clone(&EMPTY_MIDDLEWARE),
             middleware_writes: Vec::new(),
@@ -310,7 +338,7 @@ impl State {
     #[must_use]
     pub fn to_map(&self) -> Map<String, Value> {
         let mut merged = self.loaded.merged();
-        for (key, change) in &self.changes {
+        for (key, change) in self.changes.iter() {
             match change {
                 StateChange::Set(value) => {
                     merged.insert(key.clone(), value.clone());
@@ -479,7 +507,7 @@ impl State {
             thread: thread.clone(),
             ..TurnCommit::default()
         };
-        for (key, change) in &self.changes {
+        for (key, change) in self.changes.iter() {
             let (scope, name) = Scope::of(key);
             let write = StateWrite {
                 name: name.to_owned(),
