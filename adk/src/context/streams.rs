@@ -8,9 +8,24 @@ use crate::events::{StreamedContent, ToolCallContent};
 
 /// Per-dispatch accumulators: a stream's state survives iterations, so a message streamed in
 /// iteration 0 cannot be reopened in iteration 1.
+///
+/// The maps are made when the executor first reports a stream: a dispatch whose executor
+/// reports none (a mocked model, one that stores its answer whole) made three maps, each reading
+/// the thread's hash keys, and dropped them, every dispatch.
 #[derive(Debug, Default)]
-pub(crate) struct Streams {
+pub(crate) struct Streams(Option<StreamMaps>);
+
+/// The accumulators themselves, by stream id.
+#[derive(Debug, Default)]
+pub(crate) struct StreamMaps {
     pub(crate) messages: HashMap<String, StreamedContent>,
     pub(crate) thoughts: HashMap<String, StreamedContent>,
     pub(crate) tool_calls: HashMap<String, ToolCallContent>,
+}
+
+impl Streams {
+    /// The accumulators, made on first use.
+    pub(crate) fn maps(&mut self) -> &mut StreamMaps {
+        self.0.get_or_insert_default()
+    }
 }

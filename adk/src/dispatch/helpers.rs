@@ -119,7 +119,7 @@ impl DispatchContext {
         delta: &str,
         is_complete: bool,
     ) -> Result<StreamedContent, ReportError> {
-        let content = accumulate(&mut self.streams.messages, id, delta, is_complete)?;
+        let content = accumulate(&mut self.streams.maps().messages, id, delta, is_complete)?;
         self.emit(Event::Message(content.clone()));
         Ok(content)
     }
@@ -131,7 +131,7 @@ impl DispatchContext {
         delta: &str,
         is_complete: bool,
     ) -> Result<StreamedContent, ReportError> {
-        let content = accumulate(&mut self.streams.thoughts, id, delta, is_complete)?;
+        let content = accumulate(&mut self.streams.maps().thoughts, id, delta, is_complete)?;
         self.emit(Event::Thought(content.clone()));
         Ok(content)
     }
@@ -146,6 +146,7 @@ impl DispatchContext {
         let now = SystemTime::now();
         let entry = self
             .streams
+            .maps()
             .tool_calls
             .entry(id.to_owned())
             .or_insert_with(|| ToolCallContent {
@@ -208,12 +209,13 @@ impl DispatchContext {
     pub fn interrupt_open_streams(&mut self, reason: &str) {
         let now = SystemTime::now();
         let mut closed: Vec<Event> = Vec::new();
+        let maps = self.streams.maps();
         for (streams, as_event) in [
             (
-                &mut self.streams.thoughts,
+                &mut maps.thoughts,
                 Event::Thought as fn(StreamedContent) -> Event,
             ),
-            (&mut self.streams.messages, Event::Message),
+            (&mut maps.messages, Event::Message),
         ] {
             let mut open: Vec<&mut StreamedContent> = streams
                 .values_mut()
@@ -229,8 +231,7 @@ impl DispatchContext {
                 closed.push(as_event(content.clone()));
             }
         }
-        let mut open: Vec<&mut ToolCallContent> = self
-            .streams
+        let mut open: Vec<&mut ToolCallContent> = maps
             .tool_calls
             .values_mut()
             .filter(|call| !call.is_complete)
