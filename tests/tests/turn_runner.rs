@@ -42,6 +42,48 @@ fn text_of(message: &Message) -> String {
 // Step order and ids
 
 #[tokio::test]
+async fn an_observed_turn_s_times_run_from_its_start_on_one_clock() {
+    let events = EventRecorder::new();
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(ScriptedExecutor::new([Step::Continue, Step::Ack]))
+        .observe(events.listener())
+        .build();
+    let before = std::time::SystemTime::now();
+    let outcome = run(&runner, raw()).await;
+    let after = std::time::SystemTime::now();
+    assert!(outcome.is_completed());
+
+    let recorded = events.events();
+    let Some(Event::TurnStart { started_at, .. }) = recorded.first() else {
+        panic!("the first event is the turn's start: {recorded:?}");
+    };
+    let Some(Event::TurnEnd {
+        started_at: end_says_started,
+        ended_at,
+        duration,
+        ..
+    }) = recorded.last()
+    else {
+        panic!("the last event is the turn's end: {recorded:?}");
+    };
+    assert_eq!(end_says_started, started_at);
+    assert!(before <= *started_at && started_at <= ended_at && *ended_at <= after);
+    // Both ends come from one clock origin: the duration is exactly their difference.
+    assert_eq!(ended_at.duration_since(*started_at).ok(), Some(*duration));
+    for event in &recorded {
+        if let Event::DispatchStart { started_at: at, .. }
+        | Event::IterationStart { started_at: at, .. } = event
+        {
+            assert!(
+                started_at <= at && at <= ended_at,
+                "{event:?} inside the turn"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn lifecycle_events_come_in_step_order_each_once_with_matching_ids() {
     let events = EventRecorder::new();
     let seen_by_executor = Log::new();

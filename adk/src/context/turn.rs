@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::Waker;
 use std::time::{Instant, SystemTime};
 
@@ -32,9 +32,11 @@ pub(crate) struct TurnShared {
     /// is registered, so a call runs its handler directly.
     pub(crate) tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
     first_error: Mutex<Option<TurnError>>,
-    /// The wall clock and the monotonic clock read together once, when the turn began: every
-    /// later timestamp is derived from one monotonic read instead of reading both clocks.
-    clock_origin: (SystemTime, Instant),
+    /// The wall clock and the monotonic clock read together once, when the turn is first
+    /// asked the time (the runner asks as it starts walking a turn somebody observes): every
+    /// later timestamp is derived from one monotonic read instead of reading both clocks. A
+    /// turn nobody observes and nothing times reads neither.
+    clock_origin: OnceLock<(SystemTime, Instant)>,
 }
 
 /// The waker registered on the turn's token while the runner walks the turn.
@@ -80,17 +82,19 @@ impl TurnShared {
 
     /// Now, as a wall-clock time and a monotonic instant, from a single clock read.
     pub(crate) fn now(&self) -> (SystemTime, Instant) {
+        let (origin_time, origin_instant) = self.began();
         let instant = Instant::now();
-        let (origin_time, origin_instant) = self.clock_origin;
         (
             origin_time + instant.duration_since(origin_instant),
             instant,
         )
     }
 
-    /// When the turn began.
+    /// When the turn began: the first time it was asked.
     pub(crate) fn began(&self) -> (SystemTime, Instant) {
-        self.clock_origin
+        *self
+            .clock_origin
+            .get_or_init(|| (SystemTime::now(), Instant::now()))
     }
 
     pub(crate) fn first_error(&self) -> Option<TurnError> {
@@ -316,7 +320,7 @@ impl TurnContext {
                 abort,
                 tool_pipeline,
                 first_error: Mutex::new(None),
-                clock_origin: (SystemTime::now(), Instant::now()),
+                clock_origin: OnceLock::new(),
             }),
         })
     }

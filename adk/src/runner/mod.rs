@@ -313,10 +313,11 @@ impl TurnRunner {
                 .map(tokio_util::sync::CancellationToken::cancelled)
         );
         let _watched = crate::context::watch_turn(&shared, registration);
-        let (started_at, started) = shared.began();
         // Nobody observing: no clock read, no event built (a few hundred instructions a turn).
         let observed = shared.events.observes_lifecycle();
-        if observed {
+        // The turn's clock starts here when somebody observes it (see `TurnShared::began`).
+        let began = observed.then(|| shared.began());
+        if let Some((started_at, _)) = began {
             shared.events.emit(Event::TurnStart {
                 turn_id: ctx.turn_id().clone(),
                 started_at,
@@ -410,7 +411,7 @@ impl TurnRunner {
         .await;
         self.write_held(ctx).await;
 
-        if observed {
+        if let Some((started_at, started)) = began {
             let (ended_at, ended) = shared.now();
             shared.events.emit(Event::TurnEnd {
                 turn_id: ctx.turn_id().clone(),
