@@ -171,11 +171,20 @@ async fn turns_in_flight(count: usize) {
 
     // The baseline: as many tasks waiting on one signal, without a turn.
     let release = Arc::new(Notify::new());
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let all_arrived = Arc::new(Notify::new());
     let heap = live();
     let tasks: Vec<_> = (0..count)
         .map(|_| {
-            let release = release.clone();
-            tokio::spawn(async move { release.notified().await })
+            let (release, arrived, all_arrived) =
+                (release.clone(), arrived.clone(), all_arrived.clone());
+            tokio::spawn(async move {
+                let waiting = release.notified();
+                if arrived.fetch_add(1, Ordering::SeqCst) + 1 == count {
+                    all_arrived.notify_one();
+                }
+                waiting.await;
+            })
         })
         .collect();
     // A task's memory is allocated when it is spawned.
@@ -185,6 +194,9 @@ async fn turns_in_flight(count: usize) {
         live() - heap,
         None,
     );
+    // `notify_waiters` wakes only the waits made before it: a task not yet polled when it ran
+    // would wait forever (the bench hung so once the PostgreSQL rows had run before it).
+    all_arrived.notified().await;
     release.notify_waiters();
     for task in tasks {
         task.await.expect("a waiting task");
