@@ -93,11 +93,13 @@ async fn set_mode(sessions: &PostgresSessionStore, key: &SessionKey, mode: &str)
 }
 
 async fn app_loaded(sessions: &PostgresSessionStore, key: &SessionKey) -> Map<String, Value> {
-    sessions
-        .load_turn(key, &ThreadId::default())
-        .await
-        .unwrap()
-        .app
+    Map::clone(
+        &sessions
+            .load_turn(key, &ThreadId::default())
+            .await
+            .unwrap()
+            .app,
+    )
 }
 
 #[tokio::test]

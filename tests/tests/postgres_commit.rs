@@ -120,7 +120,7 @@ async fn an_app_key_gone_stale_refuses_the_commit_and_keeps_its_session_writes_a
 
     let loaded = sessions.load_turn(&key, &thread).await.unwrap();
     assert_eq!(loaded.session, object(json!({"step": 0})));
-    assert_eq!(loaded.app, object(json!({"mode": "b"})));
+    assert_eq!(*loaded.app, object(json!({"mode": "b"})));
     assert!(loaded.middleware.is_empty());
     let session = sessions
         .get_session_with(&key, GetSessionConfig::default())

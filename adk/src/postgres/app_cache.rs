@@ -19,11 +19,14 @@
 //! Exact by construction: a kept document is only ever the server's own rendering of the
 //! version kept with it, and used only when the server says the row is still that version.
 //!
-//! What is not kept: a document a load was sent, and what a turn alone commits. The turn's
-//! state owns its copy of the document, so a kept document costs a copy a load; a copy is
-//! cheaper than the server's rendering and the parse it saves, but a document kept by a turn
-//! alone would be parsed at its commit and copied at the next load, where without it the load
-//! parses it once. Kept from groups only, a turn alone (one in flight) costs what it did.
+//! A load hands the turn the kept document itself (`LoadedTurn::app` is an `Arc`), not a copy:
+//! the turn only reads it, its writes going to its own changes, and a commit that changes the
+//! app makes a new document rather than changing the kept one.
+//!
+//! What is not kept: a document a load was sent, and what a turn alone commits. A document kept
+//! by a turn alone would be rendered by the server at its commit and parsed by the process, in
+//! place of the next load's rendering and parse: no saving for a turn whose next load follows
+//! its commit, so a turn alone (one in flight) costs what it did.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -124,17 +127,17 @@ impl AppCache {
         sent: Sent,
         version: Option<String>,
         state: Option<Value>,
-    ) -> Result<Map<String, Value>, SessionStoreError> {
+    ) -> Result<Arc<Map<String, Value>>, SessionStoreError> {
         let Some(version) = version else {
-            return Ok(Map::new());
+            return Ok(Arc::default());
         };
         let Some(state) = state else {
             return Ok(match sent.kept {
-                Some((kept, document)) if kept == version => document.as_ref().clone(),
-                _ => Map::new(),
+                Some((kept, document)) if kept == version => document,
+                _ => Arc::default(),
             });
         };
-        object(state)
+        object(state).map(Arc::new)
     }
 
     /// Keeps what a committed group's app write answered: the row's new version and document.

@@ -9,13 +9,20 @@
 //! current transaction, compared byte for byte, so what a load returns and what a commit checks
 //! its stale keys against are exactly what parsing the row would give, whoever wrote it last
 //! (another handle, google-adk, another process).
+//!
+//! The kept state is shared, not copied: a load hands the turn the kept `Arc` itself
+//! (`LoadedTurn::app`), and a commit changes the state in place when no turn holds it any more,
+//! else changes a copy (`Arc::make_mut`) and keeps that, the turns keeping what they read.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
 use super::adk_json::Spans;
 use crate::state::SessionStoreError;
+
+/// An app's state as kept: shared with the turns that loaded it.
+pub(super) type SharedState = Arc<Map<String, Value>>;
 
 /// One app's row: its name, its `state` text and that text parsed, and where each entry is in
 /// the text when the store wrote it (`adk_json::rewrite`; `None` for a text it read).
@@ -23,7 +30,7 @@ use crate::state::SessionStoreError;
 struct Kept {
     app: String,
     text: String,
-    state: Map<String, Value>,
+    state: SharedState,
     spans: Option<Spans>,
 }
 
@@ -33,56 +40,50 @@ struct Kept {
 pub(super) struct AppRow(Mutex<Option<Kept>>);
 
 impl AppRow {
-    /// `text`, the `state` of `app`'s row as just read, parsed: a copy of the kept state when it
-    /// was kept for this very text, else parsed afresh and kept.
+    /// `text`, the `state` of `app`'s row as just read, parsed: the kept state (shared, not
+    /// copied) when it was kept for this very text, else parsed afresh and kept.
     pub(super) fn parsed(
         &self,
         app: &str,
         text: String,
         parse: impl FnOnce(&str) -> Result<Map<String, Value>, SessionStoreError>,
-    ) -> Result<Map<String, Value>, SessionStoreError> {
+    ) -> Result<SharedState, SessionStoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(kept) = kept
             .as_ref()
             .filter(|kept| kept.app == app && kept.text == text)
         {
-            return Ok(kept.state.clone());
+            return Ok(Arc::clone(&kept.state));
         }
-        let state = parse(&text)?;
+        let state = Arc::new(parse(&text)?);
         *kept = Some(Kept {
             app: app.to_owned(),
             text,
-            state: state.clone(),
+            state: Arc::clone(&state),
             spans: None,
         });
         Ok(state)
     }
 
-    /// Like [`parsed`](Self::parsed), but hands over the kept state instead of copying it (for a
-    /// commit, which changes it and then [`keep`](Self::keep)s what it wrote), with the spans of
-    /// its entries in `text` when the store wrote that text.
+    /// Like [`parsed`](Self::parsed), but takes the kept state out (for a commit, which changes
+    /// it and then [`keep`](Self::keep)s what it wrote), with the spans of its entries in `text`
+    /// when the store wrote that text.
     pub(super) fn take(
         &self,
         app: &str,
         text: &str,
         parse: impl FnOnce(&str) -> Result<Map<String, Value>, SessionStoreError>,
-    ) -> Result<(Map<String, Value>, Option<Spans>), SessionStoreError> {
+    ) -> Result<(SharedState, Option<Spans>), SessionStoreError> {
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match kept.take() {
             Some(kept) if kept.app == app && kept.text == text => Ok((kept.state, kept.spans)),
-            _ => Ok((parse(text)?, None)),
+            _ => Ok((Arc::new(parse(text)?), None)),
         }
     }
 
     /// Keeps `state` as `app`'s row whose text is `text`: `text` is `state` serialized (what
     /// was just written, with its entries' `spans`) or the text `state` was parsed from.
-    pub(super) fn keep(
-        &self,
-        app: &str,
-        text: String,
-        state: Map<String, Value>,
-        spans: Option<Spans>,
-    ) {
+    pub(super) fn keep(&self, app: &str, text: String, state: SharedState, spans: Option<Spans>) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Kept {
             app: app.to_owned(),
             text,
@@ -151,13 +152,13 @@ mod tests {
         let row = AppRow::default();
         let failing = |_: &str| Err(SessionStoreError::InvalidData("parsed".into()));
         let text = r#"{"turns": 2}"#;
-        row.keep("shop", text.into(), state(json!({"turns": 2})), None);
+        row.keep("shop", text.into(), state(json!({"turns": 2})).into(), None);
         assert_eq!(
             row.parsed("shop", text.into(), failing).expect("parsed")["turns"],
             2
         );
         assert!(row.parsed("other app", text.into(), failing).is_err());
-        row.keep("shop", text.into(), state(json!({"turns": 2})), None);
+        row.keep("shop", text.into(), state(json!({"turns": 2})).into(), None);
         assert!(
             row.parsed("shop", r#"{"turns": 3}"#.into(), failing)
                 .is_err()

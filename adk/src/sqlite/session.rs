@@ -578,7 +578,7 @@ impl SessionStore for SqliteSessionStore {
             };
             let app = match app_text(&tx, key.app.as_str())? {
                 Some(text) => app_row.parsed(key.app.as_str(), text, parse_state)?,
-                None => Map::new(),
+                None => Arc::default(),
             };
             Ok(LoadedTurn {
                 app,
@@ -613,7 +613,7 @@ impl SessionStore for SqliteSessionStore {
                 let mut app_text = app_text(&tx, app)?;
                 let (mut app_map, mut spans) = match &app_text {
                     Some(text) => app_row.take(app, text, parse_state)?,
-                    None => (Map::new(), None),
+                    None => (Arc::default(), None),
                 };
                 let mut user_map = user_state(&tx, app, user)?.unwrap_or_default();
                 let existing = session_row(&tx, &key)?;
@@ -621,7 +621,10 @@ impl SessionStore for SqliteSessionStore {
                 let mut session_map = existing.map(|(state, _)| state).unwrap_or_default();
                 commit.resolve(&app_map, &user_map, &session_map)?;
                 let now = times.value(Timestamp::now());
-                StateWrite::apply_all(&commit.app, &mut app_map);
+                // A copy only while a turn still holds the state it loaded (`app_row.rs`).
+                if !commit.app.is_empty() {
+                    StateWrite::apply_all(&commit.app, Arc::make_mut(&mut app_map));
+                }
                 // ADK expects the app and user rows of every session to exist.
                 if !commit.app.is_empty() || !session_exists {
                     // Only the entries this commit changed are serialized when the store wrote the

@@ -92,7 +92,7 @@ impl StateEdit {
         let app_state = store.app_state(&app).await?;
         let user_state = store.user_state(&app, &user).await?;
         let state = State::from_loaded(LoadedTurn {
-            app: app_state,
+            app: app_state.into(),
             user: user_state,
             ..LoadedTurn::default()
         });

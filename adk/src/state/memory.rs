@@ -41,7 +41,9 @@ pub struct InMemorySessionStore {
 
 #[derive(Debug, Default)]
 struct Stored {
-    apps: HashMap<AppName, Map<String, Value>>,
+    /// Each app's state, shared with the turns that loaded it: a commit changes it in place when
+    /// no turn holds it, and otherwise writes a new map, the turns keeping the one they read.
+    apps: HashMap<AppName, Arc<Map<String, Value>>>,
     users: HashMap<(AppName, UserId), Map<String, Value>>,
     sessions: HashMap<SessionKey, StoredSession>,
     forks: HashMap<SessionKey, Vec<ForkRecord>>,
@@ -95,7 +97,7 @@ impl Stored {
     /// `stored`, the session at `key`, merged with its app's and user's state.
     fn session_of(&self, key: &SessionKey, stored: &StoredSession) -> Session {
         let empty = Map::new();
-        let app = self.apps.get(&key.app).unwrap_or(&empty);
+        let app = self.apps.get(&key.app).map_or(&empty, |app| &**app);
         let user = self
             .users
             .get(&(key.app.clone(), key.user.clone()))
@@ -124,7 +126,10 @@ impl SessionStore for InMemorySessionStore {
             });
         }
         let (app, user, session) = split_by_scope(state);
-        stored.apps.entry(key.app.clone()).or_default().extend(app);
+        let kept = stored.apps.entry(key.app.clone()).or_default();
+        if !app.is_empty() {
+            Arc::make_mut(kept).extend(app);
+        }
         stored
             .users
             .entry((key.app.clone(), key.user.clone()))
@@ -179,7 +184,12 @@ impl SessionStore for InMemorySessionStore {
     }
 
     async fn app_state(&self, app: &AppName) -> Result<Map<String, Value>, SessionStoreError> {
-        Ok(self.lock().apps.get(app).cloned().unwrap_or_default())
+        Ok(self
+            .lock()
+            .apps
+            .get(app)
+            .map(|app| Map::clone(app))
+            .unwrap_or_default())
     }
 
     async fn user_state(
@@ -246,7 +256,7 @@ impl SessionStore for InMemorySessionStore {
         let empty = Map::new();
         let user_key = (key.app.clone(), key.user.clone());
         commit.resolve(
-            stored.apps.get(&key.app).unwrap_or(&empty),
+            stored.apps.get(&key.app).map_or(&empty, |app| &**app),
             stored.users.get(&user_key).unwrap_or(&empty),
             stored
                 .sessions
@@ -255,7 +265,8 @@ impl SessionStore for InMemorySessionStore {
         )?;
         // Checked: from here on nothing can fail, so the commit is applied whole.
         if !commit.app.is_empty() {
-            StateWrite::apply_all(&commit.app, stored.apps.entry(key.app.clone()).or_default());
+            let kept = stored.apps.entry(key.app.clone()).or_default();
+            StateWrite::apply_all(&commit.app, Arc::make_mut(kept));
         }
         if !commit.user.is_empty() {
             StateWrite::apply_all(&commit.user, stored.users.entry(user_key).or_default());
@@ -293,11 +304,12 @@ impl SessionStore for InMemorySessionStore {
         let empty = Map::new();
         let user_key = (app.clone(), user.clone());
         commit.resolve(
-            stored.apps.get(app).unwrap_or(&empty),
+            stored.apps.get(app).map_or(&empty, |app| &**app),
             stored.users.get(&user_key).unwrap_or(&empty),
         )?;
         if !commit.app.is_empty() {
-            StateWrite::apply_all(&commit.app, stored.apps.entry(app.clone()).or_default());
+            let kept = stored.apps.entry(app.clone()).or_default();
+            StateWrite::apply_all(&commit.app, Arc::make_mut(kept));
         }
         if !commit.user.is_empty() {
             StateWrite::apply_all(&commit.user, stored.users.entry(user_key).or_default());

@@ -73,8 +73,10 @@ pub struct Session {
 /// their prefixes; [`State::from_loaded`](super::State::from_loaded) merges them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadedTurn {
-    /// The app's state.
-    pub app: Map<String, Value>,
+    /// The app's state, shared: a store that keeps the app's document between turns hands every
+    /// turn the same map instead of a copy (build one from an owned map with `Arc::new(map)` or
+    /// `map.into()`).
+    pub app: Arc<Map<String, Value>>,
     /// The user's state in this app.
     pub user: Map<String, Value>,
     /// The session's state (empty for a session that does not exist yet).

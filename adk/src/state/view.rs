@@ -541,7 +541,9 @@ fn checked(key: String) -> Result<String, StateError> {
 struct Loaded {
     session: Map<String, Value>,
     user: Map<String, Value>,
-    app: Map<String, Value>,
+    /// Shared with the store that loaded it (and every other turn of the app): a turn's writes
+    /// go to its own changes, never to this map.
+    app: Arc<Map<String, Value>>,
 }
 
 impl Loaded {
@@ -578,7 +580,7 @@ mod tests {
     #[test]
     fn a_loaded_turn_reads_each_key_as_the_merged_map_holds_it() {
         let state = State::from_loaded(LoadedTurn {
-            app: map(json!({"theme": "app", "shared": 1})),
+            app: map(json!({"theme": "app", "shared": 1})).into(),
             user: map(json!({"theme": "user", "lang": "fr"})),
             session: map(json!({"step": 2, "user:theme": "stray", "app:only": true, "temp:t": 0})),
             middleware: Vec::new(),
