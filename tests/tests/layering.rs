@@ -226,7 +226,7 @@ const LAYERS: &[Layer] = &[
             },
             Module {
                 name: "mcp",
-                may_import: &["primitives", "storage", "pipeline", "context"],
+                may_import: &["ids", "primitives", "storage", "pipeline", "context"],
             },
             Module {
                 name: "tokens",
