@@ -32,16 +32,27 @@ pub(super) const SESSION: &str = concat!(
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
+// The app row's checked write up to its `RETURNING`, which `APP` and `APP_KEPT` share: the
+// stored state read once, locked, into a materialized CTE; the new value and the check of every
+// expected value computed from it.
+macro_rules! app_checked_write {
+    () => {
+        concat!(
+            "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
+            "WHERE app_name = $1 FOR UPDATE), ",
+            "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
+            "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
+            "WHERE app_name = $1 AND NOT EXISTS (",
+            "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
+            "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) ",
+        )
+    };
+}
 // The plain app write: a turn alone sends it (`app_cache.rs` says why its document is not
 // kept), and so does the raw floor in `benches/stores.rs`.
 pub(super) const APP: &str = concat!(
-    "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
-    "WHERE app_name = $1 FOR UPDATE), ",
-    "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
-    "WHERE app_name = $1 AND NOT EXISTS (",
-    "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
-    "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
+    app_checked_write!(),
+    "RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
 // The app's write as a group commit of several turns sends it: the same write and check, and it
@@ -51,13 +62,7 @@ pub(super) const APP: &str = concat!(
 // and then a refused write would not abort). The version is the row's `xmin` and its update time
 // in microseconds, as the load computes it.
 pub(super) const APP_KEPT: &str = concat!(
-    "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
-    "WHERE app_name = $1 FOR UPDATE), ",
-    "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
-    "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
-    "WHERE app_name = $1 AND NOT EXISTS (",
-    "SELECT 1 FROM UNNEST($4::TEXT[], $5::JSONB[]) AS e(name, value) ",
-    "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) ",
+    app_checked_write!(),
     "RETURNING app_states.xmin::TEXT || '/' || ",
     "(EXTRACT(EPOCH FROM app_states.update_time) * 1000000)::BIGINT::TEXT AS version, ",
     "app_states.state), ",
