@@ -155,17 +155,6 @@ struct Checked {
     unpaired: Arc<Mutex<Vec<String>>>,
 }
 
-fn checked_model() -> (Checked, Arc<AtomicUsize>, Arc<Mutex<Vec<String>>>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let unpaired = Arc::new(Mutex::new(Vec::new()));
-    let model = Checked {
-        model: ScriptedModel::new(),
-        calls: Arc::clone(&calls),
-        unpaired: Arc::clone(&unpaired),
-    };
-    (model, calls, unpaired)
-}
-
 impl Executor for Checked {
     fn execute<'a>(
         &'a self,
@@ -182,12 +171,36 @@ impl Executor for Checked {
     }
 }
 
-fn resumed_runner(storage: &SharedStorage, tool: Tool, model: Checked) -> TurnRunner {
-    TurnRunner::builder()
+/// What a resumed turn runs with: a runner over the storage whose weather tool counts its runs
+/// (with the key each was handed) and whose model counts its calls and notes every call it read
+/// without a result.
+struct Resumer {
+    runner: TurnRunner,
+    runs: Runs,
+    model_calls: Arc<AtomicUsize>,
+    unpaired: Arc<Mutex<Vec<String>>>,
+}
+
+fn resumer(storage: &SharedStorage, effect: Effect) -> Resumer {
+    let runs = Runs::default();
+    let model_calls = Arc::new(AtomicUsize::new(0));
+    let unpaired = Arc::new(Mutex::new(Vec::new()));
+    let model = Checked {
+        model: ScriptedModel::new(),
+        calls: Arc::clone(&model_calls),
+        unpaired: Arc::clone(&unpaired),
+    };
+    let runner = TurnRunner::builder()
         .storage(storage.clone())
-        .tool(tool)
+        .tool(counting_weather(&runs, effect))
         .executor(model)
-        .build()
+        .build();
+    Resumer {
+        runner,
+        runs,
+        model_calls,
+        unpaired,
+    }
 }
 
 fn reply_text(resumption: Resumption) -> String {
@@ -217,13 +230,12 @@ fn result_text(call: &ToolCall) -> String {
 async fn an_idempotent_call_interrupted_mid_tool_runs_again_under_its_key_and_the_turn_ends() {
     for (store, storage, _folder) in ledger_stores().await {
         crash_mid_tool(&storage, |tool| tool.idempotent_per_call()).await;
-        let runs: Runs = Arc::default();
-        let (model, model_calls, unpaired) = checked_model();
-        let runner = resumed_runner(
-            &storage,
-            counting_weather(&runs, |tool| tool.idempotent_per_call()),
-            model,
-        );
+        let Resumer {
+            runner,
+            runs,
+            model_calls,
+            unpaired,
+        } = resumer(&storage, |tool| tool.idempotent_per_call());
         let interrupted = runner.interrupted(&raw()).await.unwrap().unwrap();
         assert!(interrupted.turn_id().is_some(), "{store}");
         assert_eq!(interrupted.unanswered_calls().count(), 1, "{store}");
@@ -256,13 +268,12 @@ async fn an_at_most_once_call_interrupted_mid_tool_is_not_run_again_and_the_mode
  {
     for (store, storage, _folder) in ledger_stores().await {
         crash_mid_tool(&storage, |tool| tool.at_most_once()).await;
-        let runs: Runs = Arc::default();
-        let (model, model_calls, unpaired) = checked_model();
-        let runner = resumed_runner(
-            &storage,
-            counting_weather(&runs, |tool| tool.at_most_once()),
-            model,
-        );
+        let Resumer {
+            runner,
+            runs,
+            model_calls,
+            unpaired,
+        } = resumer(&storage, |tool| tool.at_most_once());
         let reply = reply_text(runner.resume(raw()).await.unwrap());
         assert!(runs.lock().unwrap().is_empty(), "{store}: not run again");
         assert!(
@@ -281,13 +292,12 @@ async fn an_at_most_once_call_interrupted_mid_tool_is_not_run_again_and_the_mode
 async fn a_call_whose_result_the_ledger_recorded_is_not_run_again_and_its_result_is_used() {
     for (store, storage, _folder) in ledger_stores().await {
         crash_mid_tool(&storage, |tool| tool.at_most_once()).await;
-        let runs: Runs = Arc::default();
-        let (model, _, unpaired) = checked_model();
-        let runner = resumed_runner(
-            &storage,
-            counting_weather(&runs, |tool| tool.at_most_once()),
-            model,
-        );
+        let Resumer {
+            runner,
+            runs,
+            unpaired,
+            ..
+        } = resumer(&storage, |tool| tool.at_most_once());
         // What a crash after the ledger's result write, before the call's own record, leaves.
         let interrupted = runner.interrupted(&raw()).await.unwrap().unwrap();
         let turn = storage_context().with_turn_id(interrupted.turn_id().unwrap().clone());
@@ -313,13 +323,12 @@ async fn a_call_whose_result_the_ledger_recorded_is_not_run_again_and_its_result
 async fn without_a_ledger_a_dangling_call_runs_again_at_least_once() {
     let storage = SharedStorage::new(TranscriptOnly::default());
     crash_mid_tool(&storage, |tool| tool.at_most_once()).await;
-    let runs: Runs = Arc::default();
-    let (model, _, unpaired) = checked_model();
-    let runner = resumed_runner(
-        &storage,
-        counting_weather(&runs, |tool| tool.at_most_once()),
-        model,
-    );
+    let Resumer {
+        runner,
+        runs,
+        unpaired,
+        ..
+    } = resumer(&storage, |tool| tool.at_most_once());
     let reply = reply_text(runner.resume(raw()).await.unwrap());
     assert_eq!(reply, "The weather tool says: 4°C.");
     assert_eq!(runs.lock().unwrap().len(), 1);
@@ -340,13 +349,11 @@ async fn a_turn_interrupted_before_the_model_answered_runs_from_its_stored_quest
             .store_message(&storage_context(), Message::user("q-1", QUESTION).unwrap())
             .await
             .unwrap();
-        let runs: Runs = Arc::default();
-        let (model, model_calls, _) = checked_model();
-        let runner = resumed_runner(
-            &storage,
-            counting_weather(&runs, |tool| tool.at_most_once()),
-            model,
-        );
+        let Resumer {
+            runner,
+            model_calls,
+            ..
+        } = resumer(&storage, |tool| tool.at_most_once());
         let interrupted = runner.interrupted(&raw()).await.unwrap().unwrap();
         assert!(interrupted.turn_id().is_none(), "{store}");
         assert_eq!(interrupted.user_message().unwrap().id(), "q-1", "{store}");
@@ -429,13 +436,12 @@ async fn a_settled_call_whose_result_cannot_be_stored_fails_the_resume_before_th
         ..TranscriptOnly::default()
     });
     crash_mid_tool(&storage, |tool| tool.idempotent_per_call()).await;
-    let runs: Runs = Arc::default();
-    let (model, model_calls, _) = checked_model();
-    let runner = resumed_runner(
-        &storage,
-        counting_weather(&runs, |tool| tool.idempotent_per_call()),
-        model,
-    );
+    let Resumer {
+        runner,
+        runs,
+        model_calls,
+        ..
+    } = resumer(&storage, |tool| tool.idempotent_per_call());
     let outcome = runner
         .resume(raw())
         .await
@@ -464,13 +470,12 @@ async fn a_last_answer_whose_id_names_no_turn_is_refused_and_nothing_runs() {
     // A call stored without an answer link: nothing says which turn made it.
     let call = ToolCall::new("call-1", "weather", serde_json::json!({})).unwrap();
     storage.store_tool_call(&ctx, call).await.unwrap();
-    let runs: Runs = Arc::default();
-    let (model, model_calls, _) = checked_model();
-    let runner = resumed_runner(
-        &storage,
-        counting_weather(&runs, |tool| tool.at_most_once()),
-        model,
-    );
+    let Resumer {
+        runner,
+        runs,
+        model_calls,
+        ..
+    } = resumer(&storage, |tool| tool.at_most_once());
     assert!(matches!(
         runner.interrupted(&raw()).await,
         Err(ResumeError::UnknownTurn { .. })
