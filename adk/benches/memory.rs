@@ -124,27 +124,57 @@ async fn idle_sessions(row: &str, store: &impl SessionStore, count: usize, with_
     );
 }
 
-/// Runs `count` turns at once whose executor waits on `release` once all have arrived, and
+/// Holds `count` waiters until every one of them waits, then lets them all go at once.
+struct Gate {
+    count: usize,
+    arrived: AtomicUsize,
+    all_arrived: Notify,
+    release: Notify,
+}
+
+impl Gate {
+    fn new(count: usize) -> Arc<Self> {
+        Arc::new(Self {
+            count,
+            arrived: AtomicUsize::new(0),
+            all_arrived: Notify::new(),
+            release: Notify::new(),
+        })
+    }
+
+    /// Waits to be let go. The wait is made before this waiter counts itself arrived:
+    /// `notify_waiters` wakes only the waits made before it.
+    async fn wait(&self) {
+        let waiting = self.release.notified();
+        if self.arrived.fetch_add(1, Ordering::SeqCst) + 1 == self.count {
+            self.all_arrived.notify_one();
+        }
+        waiting.await;
+    }
+
+    /// Returns once all `count` waiters wait.
+    async fn all_waiting(&self) {
+        self.all_arrived.notified().await;
+    }
+
+    fn release(&self) {
+        self.release.notify_waiters();
+    }
+}
+
+/// Runs `count` turns at once whose executor waits at a gate until all have arrived, and
 /// reports the growth while they wait.
 async fn turns_in_flight(count: usize) {
-    let arrived = Arc::new(AtomicUsize::new(0));
-    let all_arrived = Arc::new(Notify::new());
-    let release = Arc::new(Notify::new());
+    let gate = Gate::new(count);
     let runner = {
-        let (arrived, all_arrived, release) =
-            (arrived.clone(), all_arrived.clone(), release.clone());
+        let gate = gate.clone();
         TurnRunner::builder()
             .storage(NoopStorage::new())
             .session_store(InMemorySessionStore::new())
             .executor(executor_fn(move |ctx: &mut DispatchContext| {
-                let (arrived, all_arrived, release) =
-                    (arrived.clone(), all_arrived.clone(), release.clone());
+                let gate = gate.clone();
                 Box::pin(async move {
-                    let waiting = release.notified();
-                    if arrived.fetch_add(1, Ordering::SeqCst) + 1 == count {
-                        all_arrived.notify_one();
-                    }
-                    waiting.await;
+                    gate.wait().await;
                     ctx.ack()?;
                     Ok::<(), BoxError>(())
                 })
@@ -162,29 +192,20 @@ async fn turns_in_flight(count: usize) {
             })
         })
         .collect();
-    all_arrived.notified().await;
+    gate.all_waiting().await;
     report("a turn waiting on its model", count, live() - heap, None);
-    release.notify_waiters();
+    gate.release();
     for task in tasks {
         assert!(task.await.expect("a turn's task").is_completed());
     }
 
-    // The baseline: as many tasks waiting on one signal, without a turn.
-    let release = Arc::new(Notify::new());
-    let arrived = Arc::new(AtomicUsize::new(0));
-    let all_arrived = Arc::new(Notify::new());
+    // The baseline: as many tasks waiting at a gate, without a turn.
+    let gate = Gate::new(count);
     let heap = live();
     let tasks: Vec<_> = (0..count)
         .map(|_| {
-            let (release, arrived, all_arrived) =
-                (release.clone(), arrived.clone(), all_arrived.clone());
-            tokio::spawn(async move {
-                let waiting = release.notified();
-                if arrived.fetch_add(1, Ordering::SeqCst) + 1 == count {
-                    all_arrived.notify_one();
-                }
-                waiting.await;
-            })
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.wait().await })
         })
         .collect();
     // A task's memory is allocated when it is spawned.
@@ -194,10 +215,8 @@ async fn turns_in_flight(count: usize) {
         live() - heap,
         None,
     );
-    // `notify_waiters` wakes only the waits made before it: a task not yet polled when it ran
-    // would wait forever (the bench hung so once the PostgreSQL rows had run before it).
-    all_arrived.notified().await;
-    release.notify_waiters();
+    gate.all_waiting().await;
+    gate.release();
     for task in tasks {
         task.await.expect("a waiting task");
     }
