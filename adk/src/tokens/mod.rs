@@ -40,6 +40,13 @@
 //! assert_eq!(counter.message(&hello), 7 + adk::tokens::MESSAGE_OVERHEAD);
 //! # Ok::<(), adk::primitives::PrimitiveError>(())
 //! ```
+// `Tiktoken` exists only with its feature: without it, the link above goes to the item's page
+// on docs.rs (built with every feature) instead of failing `cargo doc`.
+#![cfg_attr(feature = "tiktoken", doc = "[`Tiktoken`]: Tiktoken")]
+#![cfg_attr(
+    not(feature = "tiktoken"),
+    doc = "[`Tiktoken`]: https://docs.rs/checked-adk/latest/adk/tokens/struct.Tiktoken.html"
+)]
 
 mod cache;
 mod heuristic;
