@@ -360,6 +360,11 @@ impl TurnId {
         // Shared (`Arc<str>`) rather than copied: the id is cloned into every event.
         Self(time_ordered_id())
     }
+
+    /// The turn id of text [`time_ordered_id_pair`] minted.
+    pub(crate) fn minted(id: Arc<str>) -> Self {
+        Self(id)
+    }
 }
 
 /// The last UUIDv7 minted in this process, as `millis << 16 | counter`: its 48-bit Unix
@@ -371,8 +376,8 @@ static LAST_V7: AtomicU64 = AtomicU64::new(0);
 ///
 /// The ids of the kit (turns, messages, events) come from here, not from
 /// `uuid::Uuid::now_v7`, whose process-wide context sits behind a lock and costs about 600
-/// instructions an id; this is one clock read, one compare-and-swap on [`LAST_V7`] and two draws
-/// from the thread's generator.
+/// instructions an id; this is one clock read, one compare-and-swap on [`LAST_V7`] and one draw
+/// from the thread's generator (two when the millisecond is new).
 ///
 /// Layout: the 48-bit millisecond timestamp, then a 16-bit counter (RFC 9562 section 6.2,
 /// method 1: the 12 bits of `rand_a` and the first 4 of `rand_b`), then 58 random bits. A new
@@ -384,42 +389,76 @@ static LAST_V7: AtomicU64 = AtomicU64::new(0);
 /// the operating system and reseeded as it goes), so ids stay hard to guess (RFC 9562 section
 /// 6.9) with 58 random bits each.
 pub(crate) fn time_ordered_uuid() -> uuid::Uuid {
+    let [id] = time_ordered_uuids();
+    id
+}
+
+/// `N` fresh UUIDv7s in a row, as [`time_ordered_uuid`] mints them one by one, for one clock
+/// read: the first takes the clock's millisecond (or the last id's plus one, as there), the
+/// others the counters after it; each has its own 58 random bits. Every one is later than every
+/// id minted before the call, on any thread, and earlier than every id minted after it.
+pub(crate) fn time_ordered_uuids<const N: usize>() -> [uuid::Uuid; N] {
+    time_ordered_uuids_since(since_epoch(std::time::SystemTime::now()))
+}
+
+/// [`time_ordered_uuids`] for a clock reading the caller made: `since` the Unix epoch (`None`
+/// before 1970, see [`since_epoch`]).
+fn time_ordered_uuids_since<const N: usize>(since: Option<std::time::Duration>) -> [uuid::Uuid; N] {
     use rand::Rng as _;
 
     let mut rng = rand::rng();
-    let random = rng.next_u64();
-    let seed = u64::from(rng.next_u32() & 0x7FFF);
-    // A clock before 1970 reads as 0; past the 48 bits (the year 10889) it stays at the last.
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).map_or(MAX_MILLIS, |millis| millis.min(MAX_MILLIS))
-        });
-    let fresh = millis << 16 | seed;
+    let millis = unix_millis(since);
     let mut last = LAST_V7.load(AtomicOrdering::Relaxed);
-    let next = loop {
-        let next = v7_after(last, fresh);
+    let first = loop {
+        // The counter's seed is drawn only when the millisecond is new: ids minted in the
+        // millisecond of the last take its counter plus one and need none.
+        let first = v7_after(last, millis, || u64::from(rng.next_u32() & 0x7FFF));
+        // The batch's last id; past `u64::MAX` would need a timestamp past the year 10889.
+        let batch_last = first.wrapping_add(N.saturating_sub(1) as u64);
         // One location's read-modify-writes are totally ordered, whatever the ordering
         // argument: every id is later than the one before it.
         match LAST_V7.compare_exchange_weak(
             last,
-            next,
+            batch_last,
             AtomicOrdering::Relaxed,
             AtomicOrdering::Relaxed,
         ) {
-            Ok(_) => break next,
+            Ok(_) => break first,
             Err(seen) => last = seen,
         }
     };
-    v7_from_parts(next, random)
+    let mut next = first;
+    std::array::from_fn(|_| {
+        let id = v7_from_parts(next, rng.next_u64());
+        next = next.wrapping_add(1);
+        id
+    })
 }
 
-/// The `millis << 16 | counter` of the id after `last`, given `fresh`, the clock's millisecond
-/// and a seed for its counter: `fresh` if its millisecond is later than the last's, else the
-/// last plus one (a counter that runs over carries into the timestamp).
-fn v7_after(last: u64, fresh: u64) -> u64 {
-    if fresh >> 16 > last >> 16 {
-        fresh
+/// How long after the Unix epoch `now` is; `None` for a clock before 1970.
+pub(crate) fn since_epoch(now: std::time::SystemTime) -> Option<std::time::Duration> {
+    now.duration_since(std::time::UNIX_EPOCH).ok()
+}
+
+/// A Unix time in whole milliseconds, without going through `u128`: a clock before 1970
+/// (`None`) reads as 0, one past the 48 bits of a UUIDv7 (the year 10889) as the last of them.
+fn unix_millis(since: Option<std::time::Duration>) -> u64 {
+    since.map_or(0, |since| {
+        since
+            .as_secs()
+            .saturating_mul(1000)
+            .saturating_add(u64::from(since.subsec_millis()))
+            .min(MAX_MILLIS)
+    })
+}
+
+/// The `millis << 16 | counter` of the id after `last`, given `millis`, the clock's
+/// millisecond: `millis` with a counter from `seed` if it is later than the last's, else the
+/// last plus one (a counter that runs over carries into the timestamp). `seed` is called only
+/// in the first case.
+fn v7_after(last: u64, millis: u64, seed: impl FnOnce() -> u64) -> u64 {
+    if millis > last >> 16 {
+        millis << 16 | seed()
     } else {
         // Past `u64::MAX` would need a timestamp past the year 10889.
         last.wrapping_add(1)
@@ -438,11 +477,24 @@ fn v7_from_parts(timestamp_counter: u64, random: u64) -> uuid::Uuid {
 /// The largest timestamp a UUIDv7 holds: 48 bits of milliseconds.
 const MAX_MILLIS: u64 = (1 << 48) - 1;
 
-/// [`time_ordered_uuid`] as lower-case hyphenated text, encoded into a stack buffer (not through
-/// the formatting machinery) and copied once into its shared allocation.
+/// [`time_ordered_uuid`] as lower-case hyphenated text ([`id_text`]).
 pub(crate) fn time_ordered_id() -> Arc<str> {
+    id_text(time_ordered_uuid())
+}
+
+/// Two of [`time_ordered_uuids`] as text, as [`time_ordered_id`] encodes one, for the clock
+/// reading `since` the Unix epoch ([`since_epoch`]): the turn's user message's id and the
+/// turn's, in that order, from the reading that also dates the message.
+pub(crate) fn time_ordered_id_pair(since: Option<std::time::Duration>) -> (Arc<str>, Arc<str>) {
+    let [first, second] = time_ordered_uuids_since(since);
+    (id_text(first), id_text(second))
+}
+
+/// `id` as lower-case hyphenated text, encoded into a stack buffer (not through the formatting
+/// machinery) and copied once into its shared allocation.
+fn id_text(id: uuid::Uuid) -> Arc<str> {
     let mut buffer = uuid::Uuid::encode_buffer();
-    Arc::from(&*time_ordered_uuid().hyphenated().encode_lower(&mut buffer))
+    Arc::from(&*id.hyphenated().encode_lower(&mut buffer))
 }
 
 /// [`time_ordered_id`] as a `String`, for the records whose id field is one.
@@ -533,23 +585,25 @@ mod tests {
     #[test]
     fn the_counter_orders_a_millisecond_and_carries_into_the_next() {
         let millis = 1_700_000_000_000_u64;
+        let unused = || unreachable!("the counter of the last id's millisecond is not seeded");
         // A later millisecond takes the clock's reading and its seed.
         assert_eq!(
-            v7_after(millis << 16 | 9, (millis + 1) << 16 | 3),
+            v7_after(millis << 16 | 9, millis + 1, || 3),
             (millis + 1) << 16 | 3
         );
-        // The same millisecond, or an earlier one (the clock stepped back): the last plus one.
+        // The same millisecond, or an earlier one (the clock stepped back): the last plus one,
+        // drawing no seed.
         assert_eq!(
-            v7_after(millis << 16 | 9, millis << 16 | 3),
+            v7_after(millis << 16 | 9, millis, unused),
             millis << 16 | 10
         );
         assert_eq!(
-            v7_after(millis << 16 | 9, (millis - 5) << 16 | 3),
+            v7_after(millis << 16 | 9, millis - 5, unused),
             millis << 16 | 10
         );
         // A counter that runs over carries into the timestamp.
         assert_eq!(
-            v7_after(millis << 16 | 0xFFFF, millis << 16),
+            v7_after(millis << 16 | 0xFFFF, millis, unused),
             (millis + 1) << 16
         );
 
@@ -571,6 +625,53 @@ mod tests {
         }
         let (seconds, nanos) = carried.get_timestamp().expect("v7").to_unix();
         assert_eq!(seconds * 1000 + u64::from(nanos) / 1_000_000, millis + 1);
+    }
+
+    #[test]
+    fn ids_minted_in_one_batch_are_consecutive_and_between_their_neighbours() {
+        let before = time_ordered_uuid();
+        let [first, second, third] = time_ordered_uuids();
+        let after = time_ordered_uuid();
+        assert!(before < first && first < second && second < third && third < after);
+        let parts = |id: uuid::Uuid| (id.as_u128() >> 64) as u64;
+        // `millis << 16 | counter` of consecutive ids of a batch: the counter plus one (the
+        // version nibble and rand_a sit in the high half; a carry moves the timestamp).
+        let stamp = |id: uuid::Uuid| {
+            let high = parts(id);
+            (high >> 16) << 16 | (high & 0x0FFF) << 4 | (id.as_u128() >> 58 & 0xF) as u64
+        };
+        assert_eq!(stamp(second), stamp(first) + 1);
+        assert_eq!(stamp(third), stamp(second) + 1);
+        for id in [first, second, third] {
+            assert_eq!(id.get_version(), Some(uuid::Version::SortRand));
+            assert_eq!(id.get_variant(), uuid::Variant::RFC4122);
+        }
+        let random = |id: uuid::Uuid| id.as_u128() & ((1 << 58) - 1);
+        assert!(
+            random(first) != random(second) && random(second) != random(third),
+            "each id of a batch draws its own random bits"
+        );
+    }
+
+    #[test]
+    fn the_clock_reads_in_whole_milliseconds_within_48_bits() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let millis = |now| unix_millis(since_epoch(now));
+        assert_eq!(
+            millis(UNIX_EPOCH + Duration::new(1_700_000_000, 999_999_999)),
+            1_700_000_000_999
+        );
+        assert_eq!(millis(UNIX_EPOCH + Duration::from_nanos(1_999_999)), 1);
+        assert_eq!(
+            millis(UNIX_EPOCH - Duration::from_secs(1)),
+            0,
+            "before 1970"
+        );
+        assert_eq!(
+            millis(UNIX_EPOCH + Duration::from_secs(1 << 40)),
+            MAX_MILLIS,
+            "past the year 10889"
+        );
     }
 
     #[test]

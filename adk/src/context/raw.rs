@@ -1,5 +1,8 @@
 //! What the caller hands to `TurnRunner::run`, and why it can be refused.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
@@ -89,9 +92,21 @@ impl HeldUserMessage {
 
     /// The message the turn stores: text gets a fresh, time-ordered id.
     pub(crate) fn into_message(self) -> Result<Message, PrimitiveError> {
-        match self {
-            Self::Text(text) => Message::user(crate::ids::time_ordered_id(), text),
-            Self::Message(message) => Ok(*message),
+        self.into_message_with(None)
+    }
+
+    /// [`into_message`](Self::into_message), text taking `minted` as its id and time when given
+    /// (the id minted with the turn's, `crate::ids::time_ordered_id_pair`, from the clock
+    /// reading that dates the message), else a fresh id and the time now. A whole message
+    /// keeps its own.
+    pub(crate) fn into_message_with(
+        self,
+        minted: Option<(Arc<str>, Option<Duration>)>,
+    ) -> Result<Message, PrimitiveError> {
+        match (self, minted) {
+            (Self::Text(text), Some((id, since))) => Message::user_since(id, text, since),
+            (Self::Text(text), None) => Message::user(crate::ids::time_ordered_id(), text),
+            (Self::Message(message), _) => Ok(*message),
         }
     }
 }

@@ -266,9 +266,22 @@ impl TurnContext {
             let mut probe = State::new();
             probe.update(raw.state_delta.iter().cloned())?;
         }
+        // The turn's id, its user message's and the message's time, when all are new, come
+        // from one clock read; a resumed turn keeps its own id, a caller's `Message` its own.
+        let text_needs_id = matches!(raw.user_message, Some(super::raw::HeldUserMessage::Text(_)));
+        let (message_id, turn_id) = match (text_needs_id, raw.resumed_turn_id) {
+            (true, None) => {
+                let since = crate::ids::since_epoch(SystemTime::now());
+                let (message_id, turn_id) = crate::ids::time_ordered_id_pair(since);
+                (Some((message_id, since)), TurnId::minted(turn_id))
+            }
+            (true, Some(turn_id)) => (None, turn_id),
+            (false, None) => (None, TurnId::new()),
+            (false, Some(turn_id)) => (None, turn_id),
+        };
         let user_message = raw
             .user_message
-            .map(super::raw::HeldUserMessage::into_message)
+            .map(|held| held.into_message_with(message_id))
             .transpose()?;
         let stash = match raw.stash {
             Some(seed) => Registry::from_nested(seed)?,
@@ -281,8 +294,8 @@ impl TurnContext {
             .as_ref()
             .map(tokio_util::sync::CancellationToken::child_token);
         let abort = AbortState::for_turn(token.is_some());
-        // `StorageContext::for_turn` mints the turn's id; a resumed turn keeps its own.
-        let mut storage_context = StorageContext::for_turn(
+        let storage_context = StorageContext::for_turn(
+            turn_id,
             (
                 raw.conversation_id,
                 raw.app_name,
@@ -292,9 +305,6 @@ impl TurnContext {
             raw.identity,
             token,
         );
-        if let Some(turn_id) = raw.resumed_turn_id {
-            storage_context = storage_context.with_turn_id(turn_id);
-        }
         Ok(Self {
             stash,
             standing_instructions: raw.standing_instructions,
@@ -594,5 +604,43 @@ impl PipelineContext for TurnContext {
         let aborted = error.downcast::<Aborted>()?;
         self.abort(aborted.reason().to_owned());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::NoopStorage;
+
+    /// The UUIDv7's millisecond of `id`.
+    fn millis_of(id: &str) -> i64 {
+        let uuid = uuid::Uuid::parse_str(id).expect("a minted id is a UUID");
+        let (seconds, nanos) = uuid.get_timestamp().expect("a UUIDv7").to_unix();
+        i64::try_from(seconds).expect("after 1970") * 1000 + i64::from(nanos / 1_000_000)
+    }
+
+    #[test]
+    fn a_text_user_message_is_dated_by_the_clock_reading_its_id_and_the_turn_s_come_from() {
+        let ctx = TurnContext::new(
+            RawTurnContext::new("c", "p").user_message("hi"),
+            SharedStorage::new(NoopStorage::new()),
+            crate::primitives::ToolRegistry::new(),
+        )
+        .expect("a valid turn");
+        let message = ctx.user_message().expect("text makes a user message");
+        let (message_millis, turn_millis) =
+            (millis_of(message.id()), millis_of(ctx.turn_id().as_str()));
+        assert!(
+            message.id() < ctx.turn_id().as_str(),
+            "the message's id is minted just before the turn's"
+        );
+        assert!(turn_millis - message_millis <= 1, "minted together");
+        // The id's millisecond is the clock's, or a later one when the counter carried into it.
+        let created = message.created_at().as_millisecond();
+        assert!(
+            (0..=1).contains(&(message_millis - created)),
+            "id {message_millis}, created {created}"
+        );
+        assert_eq!(message.created_at(), message.updated_at());
     }
 }

@@ -93,6 +93,19 @@ impl Clone for Message {
     }
 }
 
+/// What [`Timestamp::now`] reads for a clock `since` the Unix epoch, from the duration the
+/// caller has (`None`, a clock before 1970 or beyond the timestamp's range: [`Timestamp::now`]
+/// itself).
+fn timestamp_since(since: Option<std::time::Duration>) -> Timestamp {
+    since
+        .and_then(|since| {
+            let seconds = i64::try_from(since.as_secs()).ok()?;
+            let nanos = i32::try_from(since.subsec_nanos()).ok()?;
+            Timestamp::new(seconds, nanos).ok()
+        })
+        .unwrap_or_else(Timestamp::now)
+}
+
 fn serialize_id<S: Serializer>(id: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(id)
 }
@@ -106,9 +119,35 @@ impl Message {
         content: Option<Tokenizable>,
         attachments: Vec<Media>,
     ) -> Result<Self, PrimitiveError> {
-        let now = Timestamp::now();
+        Self::new_at(id.into(), role, content, attachments, Timestamp::now())
+    }
+
+    /// A user message with text content, created and updated at `since` the Unix epoch: a
+    /// clock reading the caller made for something else as well (the runner mints the message's
+    /// id from the same reading). `None` (a clock before 1970) reads the clock again.
+    pub(crate) fn user_since(
+        id: Arc<str>,
+        content: Tokenizable,
+        since: Option<std::time::Duration>,
+    ) -> Result<Self, PrimitiveError> {
+        Self::new_at(
+            id,
+            Role::User,
+            Some(content),
+            Vec::new(),
+            timestamp_since(since),
+        )
+    }
+
+    fn new_at(
+        id: Arc<str>,
+        role: Role,
+        content: Option<Tokenizable>,
+        attachments: Vec<Media>,
+        now: Timestamp,
+    ) -> Result<Self, PrimitiveError> {
         let message = Self {
-            id: id.into(),
+            id,
             role,
             content,
             attachments,
@@ -302,9 +341,7 @@ impl TryFrom<MessageFields> for Message {
         let created_at = check.timestamp("created_at", fields.created_at)?;
         let updated_at = check.timestamp("updated_at", fields.updated_at)?;
         let message = Self {
-            identity: fields
-                .identity
-                .unwrap_or_else(|| Identity::for_role(role.as_str())),
+            identity: fields.identity.unwrap_or_else(|| Identity::for_role(role.as_str())),
             id: Arc::from(fields.id),
             role,
             content: fields.content,

@@ -104,9 +104,11 @@ impl StorageContext {
         }
     }
 
-    /// The context of a turn the runner starts, built in one go: `new` followed by the `with_*`
-    /// setters would allocate a cancellation token only to replace it.
+    /// The context of turn `turn_id` as the runner starts it, built in one go: `new` followed
+    /// by the `with_*` setters would mint a turn id and allocate a cancellation token only to
+    /// replace them.
     pub(crate) fn for_turn(
+        turn_id: TurnId,
         ids: (SessionId, AppName, UserId, ThreadId),
         identity: Option<Identity>,
         cancellation: Option<CancellationToken>,
@@ -114,7 +116,7 @@ impl StorageContext {
         let (conversation_id, app_name, user_id, thread_id) = ids;
         Self {
             inner: Arc::new(ContextFields {
-                turn_id: TurnId::new(),
+                turn_id,
                 app_name,
                 user_id,
                 conversation_id,
