@@ -78,13 +78,12 @@ impl Identity {
 
     /// The identity a role stands for when none is given (`"user"` or `"assistant"`).
     /// The user's and the assistant's are made once per process and shared.
-    pub(crate) fn for_role(role: &str) -> Self {
+    pub(crate) fn for_role(role: super::Role) -> Self {
         static USER: LazyLock<Identity> = LazyLock::new(|| Identity::uncached("user"));
         static ASSISTANT: LazyLock<Identity> = LazyLock::new(|| Identity::uncached("assistant"));
         match role {
-            "user" => USER.clone(),
-            "assistant" => ASSISTANT.clone(),
-            other => Self::uncached(other),
+            super::Role::User => USER.clone(),
+            super::Role::Assistant => ASSISTANT.clone(),
         }
     }
 

@@ -151,7 +151,7 @@ impl Message {
             role,
             content,
             attachments,
-            identity: Identity::for_role(role.as_str()),
+            identity: Identity::for_role(role),
             answer: None,
             created_at: now,
             updated_at: now,
@@ -341,7 +341,7 @@ impl TryFrom<MessageFields> for Message {
         let created_at = check.timestamp("created_at", fields.created_at)?;
         let updated_at = check.timestamp("updated_at", fields.updated_at)?;
         let message = Self {
-            identity: fields.identity.unwrap_or_else(|| Identity::for_role(role.as_str())),
+            identity: fields.identity.unwrap_or_else(|| Identity::for_role(role)),
             id: Arc::from(fields.id),
             role,
             content: fields.content,

@@ -236,7 +236,7 @@ impl TryFrom<ThoughtFields> for Thought {
             content,
             identity: fields
                 .identity
-                .unwrap_or_else(|| Identity::for_role("assistant")),
+                .unwrap_or_else(|| Identity::for_role(super::Role::Assistant)),
             payload,
             replay_compatibility: fields.replay_compatibility,
             answer: fields.answer,

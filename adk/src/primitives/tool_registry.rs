@@ -194,6 +194,11 @@ impl ToolRegistry {
     /// does this to its own `tools` when it is acknowledged, before any `on_ack` handler the
     /// executor registered runs.
     pub fn prune_ephemeral(&mut self) -> Vec<Tool> {
+        // Most registries hold none (every dispatch prunes its own on being acknowledged):
+        // nothing to take apart then.
+        if !self.tools.iter().any(Tool::ephemeral) {
+            return Vec::new();
+        }
         let (pruned, kept): (Vec<Tool>, Vec<Tool>) =
             self.tools.drain(..).partition(Tool::ephemeral);
         self.tools = kept;
