@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::task::Waker;
 use std::time::{Instant, SystemTime};
 
@@ -31,7 +31,8 @@ pub(crate) struct TurnShared {
     /// The `tool_execution` pipeline, its handler step last; `None` when no tool middleware
     /// is registered, so a call runs its handler directly.
     pub(crate) tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
-    first_error: Mutex<Option<TurnError>>,
+    /// The first error reported: set once, read without a lock (the runner asks twice a turn).
+    first_error: OnceLock<TurnError>,
     /// The wall clock and the monotonic clock read together once, when the turn is first
     /// asked the time (the runner asks as it starts walking a turn somebody observes): every
     /// later timestamp is derived from one monotonic read instead of reading both clocks. A
@@ -65,17 +66,11 @@ impl TurnShared {
     /// Emits an error event and remembers the first one, which becomes the turn's outcome
     /// (and so is logged at debug level only: the caller reports it).
     pub(crate) fn report_error(&self, error: TurnError) {
-        let is_outcome = {
-            let mut first = self
-                .first_error
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let is_first = first.is_none();
-            if is_first {
-                *first = Some(error.clone());
-            }
-            is_first
-        };
+        let mut is_outcome = false;
+        self.first_error.get_or_init(|| {
+            is_outcome = true;
+            error.clone()
+        });
         self.events
             .emit_reported_error(self.turn_id().clone(), error, is_outcome);
     }
@@ -98,10 +93,12 @@ impl TurnShared {
     }
 
     pub(crate) fn first_error(&self) -> Option<TurnError> {
-        self.first_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.first_error.get().cloned()
+    }
+
+    /// Whether an error was reported: [`first_error`](Self::first_error) without its copy.
+    pub(crate) fn failed(&self) -> bool {
+        self.first_error.get().is_some()
     }
 }
 
@@ -329,7 +326,7 @@ impl TurnContext {
                 events,
                 abort,
                 tool_pipeline,
-                first_error: Mutex::new(None),
+                first_error: OnceLock::new(),
                 clock_origin: OnceLock::new(),
             }),
         })

@@ -452,7 +452,7 @@ impl TurnRunner {
     /// (nothing is committed) or the runner has no store (then a turn that changed state only a
     /// store keeps fails, see [`refuse_state_without_store`]).
     fn store_to_commit(&self, ctx: &TurnContext) -> Option<&SharedSessionStore> {
-        if ctx.shared.first_error().is_some() {
+        if ctx.shared.failed() {
             return None;
         }
         let store = self.parts.session_store.as_ref();
