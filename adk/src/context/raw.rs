@@ -142,6 +142,9 @@ impl RawTurnContext {
     /// conversation id is what storage callbacks see in `StorageContext::conversation_id` to find
     /// the conversation's records.
     ///
+    /// A `&str` prompt is copied into each turn's context; a prompt the program holds for its
+    /// whole run can be given as [`Tokenizable::from_static`], which copies nothing.
+    ///
     /// ```
     /// use adk::context::{RawTurnContext, TurnContext};
     /// use adk::primitives::ToolRegistry;

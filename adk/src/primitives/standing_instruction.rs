@@ -12,6 +12,9 @@ type Evaluator = Arc<dyn Fn() -> String + Send + Sync>;
 #[derive(Clone)]
 enum TokenizableValue {
     Static(Arc<str>),
+    /// Fixed text the program holds for its whole run ([`Tokenizable::from_static`]): not
+    /// copied, and a clone copies the reference only.
+    Literal(&'static str),
     Dynamic(Evaluator),
 }
 
@@ -45,6 +48,25 @@ impl Tokenizable {
         }
     }
 
+    /// Fixed text the program holds for its whole run, such as a system prompt in a `const`:
+    /// kept by reference, so making the value allocates nothing and copies no text, and
+    /// neither do its clones. It behaves as [`Tokenizable::new`] of the same text in every
+    /// other way (equality, rendering, serialization).
+    ///
+    /// ```
+    /// use adk::primitives::Tokenizable;
+    ///
+    /// const SYSTEM: Tokenizable = Tokenizable::from_static("You are a helpful assistant.");
+    /// assert_eq!(SYSTEM.as_static(), Some("You are a helpful assistant."));
+    /// assert_eq!(SYSTEM, Tokenizable::new("You are a helpful assistant."));
+    /// ```
+    #[must_use]
+    pub const fn from_static(text: &'static str) -> Self {
+        Self {
+            value: TokenizableValue::Literal(text),
+        }
+    }
+
     /// Text computed by `evaluator` every time it is rendered.
     pub fn dynamic(evaluator: impl Fn() -> String + Send + Sync + 'static) -> Self {
         Self {
@@ -56,6 +78,7 @@ impl Tokenizable {
     pub fn render(&self) -> String {
         match &self.value {
             TokenizableValue::Static(text) => text.to_string(),
+            TokenizableValue::Literal(text) => (*text).to_owned(),
             TokenizableValue::Dynamic(evaluator) => evaluator(),
         }
     }
@@ -64,6 +87,7 @@ impl Tokenizable {
     pub fn as_static(&self) -> Option<&str> {
         match &self.value {
             TokenizableValue::Static(text) => Some(text),
+            TokenizableValue::Literal(text) => Some(text),
             TokenizableValue::Dynamic(_) => None,
         }
     }
@@ -83,20 +107,22 @@ impl Tokenizable {
 impl PartialEq for Tokenizable {
     fn eq(&self, other: &Self) -> bool {
         match (&self.value, &other.value) {
-            (TokenizableValue::Static(left), TokenizableValue::Static(right)) => left == right,
             (TokenizableValue::Dynamic(left), TokenizableValue::Dynamic(right)) => {
                 Arc::ptr_eq(left, right)
             }
-            _ => false,
+            // Fixed text equals fixed text of the same words, however each is held.
+            _ => self
+                .as_static()
+                .is_some_and(|left| other.as_static() == Some(left)),
         }
     }
 }
 
 impl fmt::Debug for Tokenizable {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.value {
-            TokenizableValue::Static(text) => formatter.debug_tuple("Static").field(text).finish(),
-            TokenizableValue::Dynamic(_) => formatter.write_str("Dynamic(..)"),
+        match self.as_static() {
+            Some(text) => formatter.debug_tuple("Static").field(&text).finish(),
+            None => formatter.write_str("Dynamic(..)"),
         }
     }
 }
@@ -105,6 +131,7 @@ impl fmt::Display for Tokenizable {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.value {
             TokenizableValue::Static(text) => formatter.write_str(text),
+            TokenizableValue::Literal(text) => formatter.write_str(text),
             TokenizableValue::Dynamic(evaluator) => formatter.write_str(&evaluator()),
         }
     }
@@ -129,6 +156,7 @@ impl Serialize for Tokenizable {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.value {
             TokenizableValue::Static(text) => serializer.serialize_str(text),
+            TokenizableValue::Literal(text) => serializer.serialize_str(text),
             TokenizableValue::Dynamic(evaluator) => serializer.serialize_str(&evaluator()),
         }
     }
@@ -257,6 +285,26 @@ impl<'de> Deserialize<'de> for StandingInstruction {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[test]
+    fn static_text_behaves_as_the_same_text_made_with_new() {
+        const PROMPT: Tokenizable = Tokenizable::from_static("Be brief.");
+        let made = Tokenizable::new("Be brief.");
+        assert_eq!(PROMPT, made);
+        assert_eq!(made, PROMPT);
+        assert_ne!(PROMPT, Tokenizable::from_static("Be long."));
+        assert_ne!(PROMPT, Tokenizable::dynamic(|| "Be brief.".to_owned()));
+        assert_eq!(PROMPT.clone(), PROMPT);
+        assert_eq!(PROMPT.render(), made.render());
+        assert_eq!(PROMPT.to_string(), made.to_string());
+        assert_eq!(format!("{PROMPT:?}"), format!("{made:?}"));
+        assert_eq!(
+            serde_json::to_string(&PROMPT).expect("serializes"),
+            serde_json::to_string(&made).expect("serializes")
+        );
+        assert!(!PROMPT.is_dynamic());
+        assert!(Tokenizable::from_static("").is_empty_static());
+    }
 
     #[test]
     fn a_dynamic_value_is_evaluated_on_every_render() {
