@@ -1,6 +1,7 @@
 //! [`Identity`]: who spoke.
 
-use std::sync::{Arc, LazyLock};
+use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -26,18 +27,46 @@ use super::{PrimitiveError, PrimitiveKind, Tokenizable};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "IdentityFields")]
 pub struct Identity {
-    // Shared: every message carries an identity, and the role's default one is cloned into each
-    // (two reference counts, no allocation).
+    // Every message carries an identity. A role's default one is static text (both parts), so
+    // cloning it into a message and dropping it touch no reference count; any other is shared.
     #[serde(serialize_with = "serialize_identifier")]
-    identifier: Arc<str>,
+    identifier: IdentifierText,
     representation: Tokenizable,
 }
 
+/// An identity's identifier: shared text, or static text (a role's default identity).
+#[derive(Clone)]
+enum IdentifierText {
+    Shared(Arc<str>),
+    Literal(&'static str),
+}
+
+impl IdentifierText {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Shared(text) => text,
+            Self::Literal(text) => text,
+        }
+    }
+}
+
+impl PartialEq for IdentifierText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl fmt::Debug for IdentifierText {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), formatter)
+    }
+}
+
 fn serialize_identifier<S: Serializer>(
-    identifier: &Arc<str>,
+    identifier: &IdentifierText,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(identifier)
+    serializer.serialize_str(identifier.as_str())
 }
 
 impl Identity {
@@ -47,7 +76,7 @@ impl Identity {
         representation: impl Into<Tokenizable>,
     ) -> Result<Self, PrimitiveError> {
         let identity = Self {
-            identifier: Arc::from(identifier.into()),
+            identifier: IdentifierText::Shared(Arc::from(identifier.into())),
             representation: representation.into(),
         };
         identity.validate()?;
@@ -68,7 +97,7 @@ impl Identity {
 
     /// The stable identifier.
     pub fn identifier(&self) -> &str {
-        &self.identifier
+        self.identifier.as_str()
     }
 
     /// How the identity is presented to a model.
@@ -76,27 +105,25 @@ impl Identity {
         &self.representation
     }
 
-    /// The identity a role stands for when none is given (`"user"` or `"assistant"`).
-    /// The user's and the assistant's are made once per process and shared.
+    /// The identity a role stands for when none is given (`"user"` or `"assistant"`): static
+    /// text, so a message made with it allocates nothing for it and its copies count nothing.
     pub(crate) fn for_role(role: super::Role) -> Self {
-        static USER: LazyLock<Identity> = LazyLock::new(|| Identity::uncached("user"));
-        static ASSISTANT: LazyLock<Identity> = LazyLock::new(|| Identity::uncached("assistant"));
-        match role {
-            super::Role::User => USER.clone(),
-            super::Role::Assistant => ASSISTANT.clone(),
+        const fn of(role: &'static str) -> Identity {
+            Identity {
+                identifier: IdentifierText::Literal(role),
+                representation: Tokenizable::from_static(role),
+            }
         }
-    }
-
-    fn uncached(role: &str) -> Self {
-        Self {
-            identifier: Arc::from(role),
-            representation: Tokenizable::from(role),
+        match role {
+            super::Role::User => of("user"),
+            super::Role::Assistant => of("assistant"),
         }
     }
 
     fn validate(&self) -> Result<(), PrimitiveError> {
-        let check = Checker::new(PrimitiveKind::Identity, &self.identifier);
-        check.non_empty("identifier", &self.identifier)?;
+        let identifier = self.identifier.as_str();
+        let check = Checker::new(PrimitiveKind::Identity, identifier);
+        check.non_empty("identifier", identifier)?;
         if self.representation.is_empty_static() {
             return Err(check.fail("representation", "must not be empty"));
         }
@@ -164,6 +191,25 @@ mod tests {
         let identity: Identity =
             serde_json::from_str(r#"{"identifier": 42, "representation": "Bob"}"#).unwrap();
         assert_eq!(identity.identifier(), "42");
+    }
+
+    #[test]
+    fn a_role_s_default_identity_is_the_role_s_name_as_any_identity_made_of_it() {
+        for (role, name) in [
+            (crate::primitives::Role::User, "user"),
+            (crate::primitives::Role::Assistant, "assistant"),
+        ] {
+            let default = Identity::for_role(role);
+            let named = Identity::named(name).unwrap();
+            assert_eq!(default, named);
+            assert_eq!(default.identifier(), name);
+            assert_eq!(default.representation().as_static(), Some(name));
+            assert_eq!(format!("{default:?}"), format!("{named:?}"));
+            assert_eq!(
+                serde_json::to_value(&default).unwrap(),
+                serde_json::to_value(&named).unwrap()
+            );
+        }
     }
 
     #[test]
