@@ -8,6 +8,7 @@
 //! A result is kept as the two columns [`ToolResult::to_columns`](super::ledger::ToolResult::to_columns)
 //! gives, so this module depends on nothing else of storage.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A parked result: the call id and the result's kind and text.
@@ -17,6 +18,10 @@ pub(crate) type Parked = (String, &'static str, String);
 #[derive(Debug, Default)]
 pub(crate) struct PendingResults {
     results: Mutex<Vec<Parked>>,
+    /// Whether `results` holds any, written under its lock: every dispatch asks (and drains)
+    /// once as it ends, and almost never finds one, so those reads take no lock. A result
+    /// parked on another thread while the dispatch reads `false` is one parked after the read.
+    any: AtomicBool,
 }
 
 /// A context changed by a `with_*` setter is a copy for one call (a windowed fetch, say): it
@@ -39,6 +44,7 @@ impl PendingResults {
         let mut results = self.lock();
         results.retain(|(parked, ..)| *parked != call_id);
         results.push((call_id, kind, text));
+        self.any.store(true, Ordering::Release);
     }
 
     /// The parked result of `call_id`, removed.
@@ -46,16 +52,45 @@ impl PendingResults {
         let mut results = self.lock();
         let index = results.iter().position(|(parked, ..)| parked == call_id)?;
         let (_, kind, text) = results.remove(index);
+        self.any.store(!results.is_empty(), Ordering::Release);
         Some((kind, text))
     }
 
     /// Whether no result is parked.
     pub(crate) fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        !self.any.load(Ordering::Acquire)
     }
 
     /// Every parked result, removed.
     pub(crate) fn drain(&self) -> Vec<Parked> {
-        std::mem::take(&mut *self.lock())
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let mut results = self.lock();
+        self.any.store(false, Ordering::Release);
+        std::mem::take(&mut *results)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parked_results_are_seen_until_taken_or_drained() {
+        let pending = PendingResults::default();
+        assert!(pending.is_empty());
+        assert!(pending.drain().is_empty());
+        pending.park("a".into(), "text", "one".into());
+        pending.park("b".into(), "text", "two".into());
+        assert!(!pending.is_empty());
+        assert_eq!(pending.take("a"), Some(("text", "one".to_owned())));
+        assert!(!pending.is_empty(), "b is still parked");
+        assert_eq!(pending.take("b"), Some(("text", "two".to_owned())));
+        assert!(pending.is_empty());
+        pending.park("c".into(), "text", "three".into());
+        assert_eq!(pending.drain().len(), 1);
+        assert!(pending.is_empty());
+        assert!(pending.drain().is_empty());
     }
 }
