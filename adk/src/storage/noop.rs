@@ -1,6 +1,10 @@
 //! [`NoopStorage`]: the adapter that persists no primitive but keeps the bytes it is given.
 
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
 use crate::bytes::{ConduitBytes, InMemorySpoolStore, MediaReader, SpoolReader};
 use crate::primitives::{
@@ -172,171 +176,222 @@ impl NoopStorage {
     }
 }
 
+/// What a callback of [`NoopStorage`] that keeps nothing returns: a future ready at once with
+/// an empty list or `()`. It is zero-sized, so the boxed future a [`SharedStorage`] makes of it
+/// (see [`DynStorageAdapter`]) allocates nothing; an `async fn` would hold its arguments (a
+/// stored record is 176 bytes and more) and cost an allocation and a free per call. The
+/// callback's arguments are dropped when it is called, not when its future is.
+///
+/// [`SharedStorage`]: super::SharedStorage
+/// [`DynStorageAdapter`]: super::DynStorageAdapter
+struct Nothing<T>(PhantomData<fn() -> T>);
+
+impl<T> Default for Nothing<T> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T: Default> Future for Nothing<T> {
+    type Output = Result<T, StorageError>;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(T::default()))
+    }
+}
+
 impl StorageAdapter for NoopStorage {
-    async fn fetch_memories(&self, _ctx: &StorageContext) -> Result<Vec<Memory>, StorageError> {
-        Ok(Vec::new())
-    }
-
-    async fn fetch_messages(&self, _ctx: &StorageContext) -> Result<Vec<Message>, StorageError> {
-        Ok(Vec::new())
-    }
-
-    async fn fetch_thoughts(&self, _ctx: &StorageContext) -> Result<Vec<Thought>, StorageError> {
-        Ok(Vec::new())
-    }
-
-    async fn fetch_tool_calls(&self, _ctx: &StorageContext) -> Result<Vec<ToolCall>, StorageError> {
-        Ok(Vec::new())
-    }
-
-    async fn fetch_tools(&self, _ctx: &StorageContext) -> Result<Vec<Tool>, StorageError> {
-        Ok(Vec::new())
-    }
-
-    async fn fetch_retrievables(
+    fn fetch_memories(
         &self,
         _ctx: &StorageContext,
-    ) -> Result<Vec<Retrievable>, StorageError> {
-        Ok(Vec::new())
+    ) -> impl Future<Output = Result<Vec<Memory>, StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn refresh_standing_instructions(
+    fn fetch_messages(
         &self,
         _ctx: &StorageContext,
-    ) -> Result<Vec<StandingInstruction>, StorageError> {
-        Ok(Vec::new())
+    ) -> impl Future<Output = Result<Vec<Message>, StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn store_memory(
+    fn fetch_thoughts(
+        &self,
+        _ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Thought>, StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn fetch_tool_calls(
+        &self,
+        _ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<ToolCall>, StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn fetch_tools(
+        &self,
+        _ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Tool>, StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn fetch_retrievables(
+        &self,
+        _ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<Retrievable>, StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn refresh_standing_instructions(
+        &self,
+        _ctx: &StorageContext,
+    ) -> impl Future<Output = Result<Vec<StandingInstruction>, StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn store_memory(
         &self,
         _ctx: &StorageContext,
         _memory: Memory,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn mutate_memory(
+    fn mutate_memory(
         &self,
         _ctx: &StorageContext,
         _memory: Memory,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn delete_memory(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn store_message(
-        &self,
-        _ctx: &StorageContext,
-        _message: Message,
-    ) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn mutate_message(
-        &self,
-        _ctx: &StorageContext,
-        _message: Message,
-    ) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn delete_message(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn store_thought(
-        &self,
-        _ctx: &StorageContext,
-        _thought: Thought,
-    ) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn mutate_thought(
-        &self,
-        _ctx: &StorageContext,
-        _thought: Thought,
-    ) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn delete_thought(&self, _ctx: &StorageContext, _id: String) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn store_tool_call(
-        &self,
-        _ctx: &StorageContext,
-        _tool_call: ToolCall,
-    ) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn mutate_tool_call(
-        &self,
-        _ctx: &StorageContext,
-        _tool_call: ToolCall,
-    ) -> Result<(), StorageError> {
-        Ok(())
-    }
-
-    async fn delete_tool_call(
+    fn delete_memory(
         &self,
         _ctx: &StorageContext,
         _id: String,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn store_retrievable(
+    fn store_message(
         &self,
         _ctx: &StorageContext,
-        _retrievable: Retrievable,
-    ) -> Result<(), StorageError> {
-        Ok(())
+        _message: Message,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn mutate_retrievable(
+    fn mutate_message(
         &self,
         _ctx: &StorageContext,
-        _retrievable: Retrievable,
-    ) -> Result<(), StorageError> {
-        Ok(())
+        _message: Message,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn delete_retrievable(
+    fn delete_message(
         &self,
         _ctx: &StorageContext,
         _id: String,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn store_standing_instruction(
+    fn store_thought(
+        &self,
+        _ctx: &StorageContext,
+        _thought: Thought,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn mutate_thought(
+        &self,
+        _ctx: &StorageContext,
+        _thought: Thought,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn delete_thought(
+        &self,
+        _ctx: &StorageContext,
+        _id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn store_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        _tool_call: ToolCall,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn mutate_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        _tool_call: ToolCall,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn delete_tool_call(
+        &self,
+        _ctx: &StorageContext,
+        _id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn store_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        _retrievable: Retrievable,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn mutate_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        _retrievable: Retrievable,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn delete_retrievable(
+        &self,
+        _ctx: &StorageContext,
+        _id: String,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
+    }
+
+    fn store_standing_instruction(
         &self,
         _ctx: &StorageContext,
         _instruction: StandingInstruction,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn mutate_standing_instruction(
+    fn mutate_standing_instruction(
         &self,
         _ctx: &StorageContext,
         _instruction: StandingInstruction,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
-    async fn delete_standing_instruction(
+    fn delete_standing_instruction(
         &self,
         _ctx: &StorageContext,
         _instruction: StandingInstruction,
-    ) -> Result<(), StorageError> {
-        Ok(())
+    ) -> impl Future<Output = Result<(), StorageError>> + Send {
+        Nothing::default()
     }
 
     async fn store_media_bytes(
@@ -433,6 +488,20 @@ fn partition_key(ctx: &StorageContext, id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_callbacks_that_keep_nothing_return_zero_sized_futures_so_boxing_them_allocates_nothing()
+    {
+        let storage = NoopStorage::new();
+        let ctx = StorageContext::new("c");
+        let message = Message::user("m-1", "hi").expect("a valid message");
+        assert_eq!(size_of_val(&storage.store_message(&ctx, message)), 0);
+        assert_eq!(size_of_val(&storage.fetch_messages(&ctx)), 0);
+        assert_eq!(size_of_val(&storage.delete_thought(&ctx, "t".into())), 0);
+        let ready = std::pin::pin!(storage.fetch_memories(&ctx));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(matches!(ready.poll(&mut cx), Poll::Ready(Ok(memories)) if memories.is_empty()));
+    }
 
     #[test]
     fn partition_keys_cannot_collide_across_the_parts() {
