@@ -203,6 +203,10 @@ impl ThreadId {
     ///
     /// [`InvalidThreadId`], naming the problem and (at most the first 64 characters of) the id.
     pub fn check(&self) -> Result<(), InvalidThreadId> {
+        // The default thread (`"main"`, shared by every turn that names none) passes.
+        if Arc::ptr_eq(&self.0, &MAIN_THREAD) {
+            return Ok(());
+        }
         let id = self.as_str();
         let problem = if id.is_empty() {
             ThreadIdProblem::Empty
@@ -339,12 +343,13 @@ impl ThreadId {
     pub const MAIN: &'static str = "main";
 }
 
+/// The text of [`ThreadId::default`]: every turn that names no thread shares this allocation.
+static MAIN_THREAD: std::sync::LazyLock<Arc<str>> =
+    std::sync::LazyLock::new(|| Arc::from(ThreadId::MAIN));
+
 impl Default for ThreadId {
     fn default() -> Self {
-        // Every turn that names none takes the default: share one allocation.
-        static SHARED: std::sync::LazyLock<Arc<str>> =
-            std::sync::LazyLock::new(|| Arc::from(ThreadId::MAIN));
-        Self(Arc::clone(&SHARED))
+        Self(Arc::clone(&MAIN_THREAD))
     }
 }
 
