@@ -229,7 +229,12 @@ impl TurnRunner {
         resume: Option<Box<crate::context::ResumePoint>>,
     ) -> Result<TurnOutcome, InvalidTurnContext> {
         let parts = &*self.parts;
-        let tools = ToolRegistry::from_tools(parts.tools.iter().cloned())?;
+        // A runner without tools (many) makes its empty registry without walking its list.
+        let tools = if parts.tools.is_empty() {
+            ToolRegistry::new()
+        } else {
+            ToolRegistry::from_tools(parts.tools.iter().cloned())?
+        };
         let events = EventSink::new(Arc::clone(&parts.listeners));
         // Inline, not boxed: a box cost an allocation, a copy in and a copy out each turn, more
         // than the bytes it kept out of the turn's future cost when that future moves.
