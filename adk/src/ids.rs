@@ -16,8 +16,8 @@
 //! Records written with the defaults are found again by the same defaults, so a program can
 //! name its app and users later only by migrating its rows (or by naming them `default`).
 //!
-//! Every id is text, compared and ordered byte-wise, cheap to clone (a shared `Arc<str>`), and
-//! serialized as a plain JSON string.
+//! Every id is text, compared and ordered byte-wise, cheap to clone (a shared `Arc<str>`; a
+//! minted [`TurnId`] keeps its 36 characters inline), and serialized as a plain JSON string.
 //!
 //! ```
 //! use adk::ids::{AppName, SessionId, ThreadId, UserId};
@@ -281,21 +281,152 @@ pub struct InvalidThreadId {
     pub problem: ThreadIdProblem,
 }
 
-text_id! {
-    /// Identifies one turn: one call of the runner with one piece of user input.
-    ///
-    /// The runner mints a fresh id for every turn (a UUID v7, so ids sort by creation time);
-    /// tests and tools that replay a turn may supply their own with [`TurnId::from`].
+/// Identifies one turn: one call of the runner with one piece of user input.
+///
+/// The runner mints a fresh id for every turn (a UUID v7, so ids sort by creation time);
+/// tests and tools that replay a turn may supply their own with [`TurnId::from`].
+///
+/// Text like the other ids, compared, ordered and hashed as its text; a minted id keeps its 36
+/// characters inline (no allocation, and a clone is a copy), a given one shares an `Arc<str>`.
+///
+/// ```
+/// use adk::ids::TurnId;
+///
+/// let first = TurnId::new();
+/// let second = TurnId::new();
+/// assert_ne!(first, second);
+/// assert_eq!(TurnId::from("turn-1").as_str(), "turn-1");
+/// ```
+#[derive(Clone)]
+pub struct TurnId(TurnIdText);
+
+/// A turn id's text: as minted, or as given.
+#[derive(Clone)]
+enum TurnIdText {
+    /// A UUIDv7 as lower-case hyphenated text (ASCII), inline.
+    Minted([u8; 36]),
+    Given(Arc<str>),
+}
+
+impl TurnId {
+    /// The turn id `id` is, as text kept inline.
+    fn of_uuid(id: uuid::Uuid) -> Self {
+        let mut text = [0; 36];
+        id.hyphenated().encode_lower(&mut text);
+        Self(TurnIdText::Minted(text))
+    }
+
+    /// The id as text, for use as a database key.
     ///
     /// ```
-    /// use adk::ids::TurnId;
-    ///
-    /// let first = TurnId::new();
-    /// let second = TurnId::new();
-    /// assert_ne!(first, second);
-    /// assert_eq!(TurnId::from("turn-1").as_str(), "turn-1");
+    /// let id = adk::ids::TurnId::from("turn-1");
+    /// assert_eq!(id.as_str(), "turn-1");
     /// ```
-    TurnId, example = "turn-1"
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            // Written by `of_uuid` only: ASCII, so never the empty fallback.
+            TurnIdText::Minted(text) => std::str::from_utf8(text).unwrap_or(""),
+            TurnIdText::Given(text) => text,
+        }
+    }
+
+    /// Whether the id is the empty string (the runner refuses empty ids).
+    ///
+    /// ```
+    /// assert!(adk::ids::TurnId::from("").is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        match &self.0 {
+            TurnIdText::Minted(_) => false,
+            TurnIdText::Given(text) => text.is_empty(),
+        }
+    }
+}
+
+impl PartialEq for TurnId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for TurnId {}
+
+impl std::hash::Hash for TurnId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As the text hashes, so a map keyed by `TurnId` is found by `&str` (`Borrow<str>`).
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for TurnId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TurnId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl fmt::Debug for TurnId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_tuple("TurnId")
+            .field(&self.as_str())
+            .finish()
+    }
+}
+
+impl fmt::Display for TurnId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+impl Serialize for TurnId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TurnId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
+impl From<String> for TurnId {
+    fn from(id: String) -> Self {
+        Self(TurnIdText::Given(Arc::from(id)))
+    }
+}
+
+impl From<&str> for TurnId {
+    fn from(id: &str) -> Self {
+        Self(TurnIdText::Given(Arc::from(id)))
+    }
+}
+
+impl From<&TurnId> for TurnId {
+    fn from(id: &TurnId) -> Self {
+        id.clone()
+    }
+}
+
+impl AsRef<str> for TurnId {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for TurnId {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
 }
 
 /// The id storage partitions a conversation's records by. A conversation *is* a session: this
@@ -362,13 +493,7 @@ impl TurnId {
     /// ```
     #[must_use]
     pub fn new() -> Self {
-        // Shared (`Arc<str>`) rather than copied: the id is cloned into every event.
-        Self(time_ordered_id())
-    }
-
-    /// The turn id of text [`time_ordered_id_pair`] minted.
-    pub(crate) fn minted(id: Arc<str>) -> Self {
-        Self(id)
+        Self::of_uuid(time_ordered_uuid())
     }
 }
 
@@ -487,12 +612,12 @@ pub(crate) fn time_ordered_id() -> Arc<str> {
     id_text(time_ordered_uuid())
 }
 
-/// Two of [`time_ordered_uuids`] as text, as [`time_ordered_id`] encodes one, for the clock
-/// reading `since` the Unix epoch ([`since_epoch`]): the turn's user message's id and the
-/// turn's, in that order, from the reading that also dates the message.
-pub(crate) fn time_ordered_id_pair(since: Option<std::time::Duration>) -> (Arc<str>, Arc<str>) {
+/// Two of [`time_ordered_uuids`], for the clock reading `since` the Unix epoch
+/// ([`since_epoch`]): the turn's user message's id (as [`time_ordered_id`] encodes one) and
+/// the turn's, in that order, from the reading that also dates the message.
+pub(crate) fn time_ordered_id_pair(since: Option<std::time::Duration>) -> (Arc<str>, TurnId) {
     let [first, second] = time_ordered_uuids_since(since);
-    (id_text(first), id_text(second))
+    (id_text(first), TurnId::of_uuid(second))
 }
 
 /// `id` as lower-case hyphenated text, encoded into a stack buffer (not through the formatting
@@ -685,6 +810,34 @@ mod tests {
         let low = v7_from_parts(parts, 0).as_u128();
         let high = v7_from_parts(parts, u64::MAX).as_u128();
         assert_eq!(low ^ high, (1 << 58) - 1);
+    }
+
+    #[test]
+    fn a_minted_turn_id_is_its_text_as_a_given_one_is() {
+        use std::hash::BuildHasher;
+        let minted = TurnId::new();
+        let given = TurnId::from(minted.as_str());
+        assert_eq!(minted, given);
+        assert_eq!(minted.cmp(&given), std::cmp::Ordering::Equal);
+        let hasher = std::collections::hash_map::RandomState::new();
+        assert_eq!(hasher.hash_one(&minted), hasher.hash_one(&given));
+        assert_eq!(hasher.hash_one(&minted), hasher.hash_one(minted.as_str()));
+        assert_eq!(format!("{minted:?}"), format!("{given:?}"));
+        assert_eq!(
+            format!("{minted:?}"),
+            format!("TurnId({:?})", minted.as_str())
+        );
+        assert_eq!(minted.to_string(), given.to_string());
+        assert_eq!(
+            serde_json::to_string(&minted).expect("serializes"),
+            format!("\"{minted}\"")
+        );
+        assert!(!minted.is_empty());
+        let later = TurnId::new();
+        assert!(minted < later && TurnId::from(later.as_str()) > given);
+        let mut map = std::collections::HashMap::new();
+        map.insert(minted.clone(), 1);
+        assert_eq!(map.get(given.as_str()), Some(&1), "found by its text");
     }
 
     #[test]

@@ -270,7 +270,7 @@ impl TurnContext {
             (true, None) => {
                 let since = crate::ids::since_epoch(SystemTime::now());
                 let (message_id, turn_id) = crate::ids::time_ordered_id_pair(since);
-                (Some((message_id, since)), TurnId::minted(turn_id))
+                (Some((message_id, since)), turn_id)
             }
             (true, Some(turn_id)) => (None, turn_id),
             (false, None) => (None, TurnId::new()),
