@@ -99,6 +99,7 @@ impl HeldUserMessage {
     /// (the id minted with the turn's, `crate::ids::time_ordered_id_pair`, from the clock
     /// reading that dates the message), else a fresh id and the time now. A whole message
     /// keeps its own.
+    #[inline]
     pub(crate) fn into_message_with(
         self,
         minted: Option<(Arc<str>, Option<Duration>)>,

@@ -125,6 +125,7 @@ impl Message {
     /// A user message with text content, created and updated at `since` the Unix epoch: a
     /// clock reading the caller made for something else as well (the runner mints the message's
     /// id from the same reading). `None` (a clock before 1970) reads the clock again.
+    #[inline]
     pub(crate) fn user_since(
         id: Arc<str>,
         content: Tokenizable,
@@ -139,6 +140,7 @@ impl Message {
         )
     }
 
+    #[inline]
     fn new_at(
         id: Arc<str>,
         role: Role,
