@@ -34,10 +34,12 @@ pub struct Collection<T> {
     shared: Option<Arc<Records<T>>>,
     /// Shared records this collection replaced (`Some`) or deleted (`None`), by their position
     /// in `shared` (stable, since `shared` never changes). Made with its first entry: most
-    /// collections never shadow a record, and an empty map still cost a call to drop.
-    shadowed: Option<Shadowed<T>>,
+    /// collections never shadow a record, and an empty map still cost a call to drop. Boxed,
+    /// being rare: inline the map's 32 bytes made every collection larger, and every context
+    /// holding five of them.
+    shadowed: Option<Box<Shadowed<T>>>,
     /// How many entries of `shadowed` are deletions (a `u32`, which a collection in memory
-    /// cannot outgrow, so `in_step` fits beside it and the collection stays 104 bytes).
+    /// cannot outgrow, so `in_step` fits beside it and the collection stays 56 bytes).
     deleted: u32,
     /// Records not in `shared`, after the shared ones, in insertion order.
     own: Records<T>,
@@ -143,7 +145,7 @@ impl<T: Record> Collection<T> {
         }
         let shared = self.shared.as_ref()?;
         let index = shared.position(id)?;
-        match shadowed_at(self.shadowed.as_ref(), index) {
+        match shadowed_at(self.shadowed.as_deref(), index) {
             Some(replacement) => replacement.as_ref(),
             None => shared.as_slice().get(index),
         }
@@ -161,7 +163,7 @@ impl<T: Record> Collection<T> {
                 .shared
                 .as_deref()
                 .map(|shared| shared.as_slice().iter().enumerate()),
-            shadowed: self.shadowed.as_ref(),
+            shadowed: self.shadowed.as_deref(),
             own: self.own.as_slice().iter(),
             remaining: self.len(),
         }
@@ -267,7 +269,7 @@ impl<T: Record> Collection<T> {
     /// The position in `shared` of the record with this id, unless this collection deleted it.
     fn live_shared_index(&self, id: &str) -> Option<usize> {
         let index = self.shared.as_ref()?.position(id)?;
-        match shadowed_at(self.shadowed.as_ref(), index) {
+        match shadowed_at(self.shadowed.as_deref(), index) {
             Some(None) => None,
             _ => Some(index),
         }

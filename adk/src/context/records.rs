@@ -42,15 +42,17 @@ const SCANNED_UP_TO: usize = 8;
 pub(super) struct Records<T> {
     entries: Vec<T>,
     /// The position of every entry, hashed by its id, once there are more than
-    /// [`SCANNED_UP_TO`] entries; empty (and unallocated until first needed) otherwise.
-    index: HashTable<usize>,
+    /// [`SCANNED_UP_TO`] entries; `None` otherwise. Boxed: most collections never hold that
+    /// many, and inline the table's 32 bytes made every collection (five in each context, copied
+    /// with it) larger for nothing.
+    index: Option<Box<HashTable<usize>>>,
 }
 
 impl<T> Default for Records<T> {
     fn default() -> Self {
         Self {
             entries: Vec::new(),
-            index: HashTable::new(),
+            index: None,
         }
     }
 }
@@ -92,6 +94,7 @@ impl<T: Record> Records<T> {
         }
         let entries = &self.entries;
         self.index
+            .as_ref()?
             .find(hash_id(id), |&position| {
                 entries
                     .get(position)
@@ -137,10 +140,11 @@ impl<T: Record> Records<T> {
         } else if count > SCANNED_UP_TO {
             // Hashed only here: a collection of a few records keeps no index to hash for.
             let entries = &self.entries;
-            self.index
-                .insert_unique(hash_at(entries, count - 1), count - 1, |&position| {
-                    hash_at(entries, position)
-                });
+            self.index.get_or_insert_default().insert_unique(
+                hash_at(entries, count - 1),
+                count - 1,
+                |&position| hash_at(entries, position),
+            );
         }
     }
 
@@ -149,15 +153,12 @@ impl<T: Record> Records<T> {
         let position = self.position(id)?;
         let removed = self.entries.remove(position);
         if self.entries.len() <= SCANNED_UP_TO {
-            self.index.clear();
-        } else {
-            if let Ok(entry) = self
-                .index
-                .find_entry(hash_id(id), |&found| found == position)
-            {
+            self.index = None;
+        } else if let Some(index) = self.index.as_deref_mut() {
+            if let Ok(entry) = index.find_entry(hash_id(id), |&found| found == position) {
                 entry.remove();
             }
-            for found in self.index.iter_mut() {
+            for found in index.iter_mut() {
                 if *found > position {
                     *found -= 1;
                 }
@@ -169,7 +170,7 @@ impl<T: Record> Records<T> {
     /// Removes every record.
     pub(super) fn clear(&mut self) {
         self.entries.clear();
-        self.index.clear();
+        self.index = None;
     }
 
     /// Appends `other`'s records, whose ids none of these records has.
@@ -187,14 +188,13 @@ impl<T: Record> Records<T> {
 
     fn rebuild_index(&mut self) {
         let entries = &self.entries;
-        self.index.clear();
-        self.index
-            .reserve(entries.len(), |&position| hash_at(entries, position));
+        let index = self.index.get_or_insert_default();
+        index.clear();
+        index.reserve(entries.len(), |&position| hash_at(entries, position));
         for (position, record) in entries.iter().enumerate() {
-            self.index
-                .insert_unique(hash_id(record.record_id()), position, |&found| {
-                    hash_at(entries, found)
-                });
+            index.insert_unique(hash_id(record.record_id()), position, |&found| {
+                hash_at(entries, found)
+            });
         }
     }
 }
