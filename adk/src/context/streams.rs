@@ -12,8 +12,11 @@ use crate::events::{StreamedContent, ToolCallContent};
 /// The maps are made when the executor first reports a stream: a dispatch whose executor
 /// reports none (a mocked model, one that stores its answer whole) made three maps, each reading
 /// the thread's hash keys, and dropped them, every dispatch.
+///
+/// Boxed, being rare: inline the three maps (144 bytes) sat in every dispatch context, which
+/// must stay small enough for the allocator's fast path.
 #[derive(Debug, Default)]
-pub(crate) struct Streams(Option<StreamMaps>);
+pub(crate) struct Streams(Option<Box<StreamMaps>>);
 
 /// The accumulators themselves, by stream id.
 #[derive(Debug, Default)]

@@ -31,21 +31,27 @@ pub(crate) enum Delta {
     },
 }
 
-/// The changes a dispatch queued for its turn, in the order they were made: the first held
-/// inline, as most dispatches make one write (the answer) or none, the rest in a vector.
+/// The changes a dispatch queued for its turn, in the order they were made: a first change that
+/// is a message's is held inline, as most dispatches make one write (the answer) or none; every
+/// other change, and every change after the first, goes in a vector.
+///
+/// Only a message's change is inline: a [`Delta`] is as large as the largest record (a tool
+/// call, about 400 bytes), a message's change less than half that, and the queue sits in every
+/// dispatch context, which must stay small enough for the allocator's fast path.
 #[derive(Debug, Default)]
 pub(crate) struct Queue {
-    first: Option<Delta>,
+    first: Option<Change<Message>>,
     rest: Vec<Delta>,
 }
 
 impl Queue {
     pub(crate) fn push(&mut self, delta: Delta) {
-        if self.first.is_none() {
-            // `rest` is empty whenever `first` is: both are emptied together.
-            self.first = Some(delta);
-        } else {
-            self.rest.push(delta);
+        match delta {
+            // `first` is set only into an empty queue, so it comes before all of `rest`.
+            Delta::Message(change) if self.first.is_none() && self.rest.is_empty() => {
+                self.first = Some(change);
+            }
+            delta => self.rest.push(delta),
         }
     }
 
@@ -55,29 +61,33 @@ impl Queue {
 
     /// Empties the queue, yielding its changes in order.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = Delta> + '_ {
-        self.first.take().into_iter().chain(self.rest.drain(..))
+        self.first
+            .take()
+            .map(Delta::Message)
+            .into_iter()
+            .chain(self.rest.drain(..))
     }
 
-    /// The changes, in order, left in the queue.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Delta> + '_ {
-        self.first.iter().chain(&self.rest)
+    /// The collections the changes left in the queue touch, in order (with repeats).
+    pub(crate) fn collections(&self) -> impl Iterator<Item = CollectionKind> + '_ {
+        self.first
+            .iter()
+            .map(|_| CollectionKind::Messages)
+            .chain(self.rest.iter().filter_map(Delta::collection))
     }
 
-    /// Empties the queue, giving `apply` its changes in order except those `skip` picks out,
-    /// which are dropped where they lie instead of being moved out first (a change is as large
-    /// as the largest record, a few hundred bytes).
-    pub(crate) fn drain_skipping(
-        &mut self,
-        skip: impl Fn(&Delta) -> bool,
-        mut apply: impl FnMut(Delta),
-    ) {
-        if self.first.as_ref().is_some_and(&skip) {
+    /// Empties the queue, giving `apply` its changes in order except those `adopted` covers
+    /// (see [`Adopted::covers`]), which are dropped where they lie instead of being moved out
+    /// first (a change is as large as the largest record, a few hundred bytes).
+    pub(crate) fn drain_skipping(&mut self, adopted: Adopted, mut apply: impl FnMut(Delta)) {
+        // A message's change stores no tool call: covered whenever the messages were adopted.
+        if adopted.contains(CollectionKind::Messages) {
             self.first = None;
         } else if let Some(first) = self.first.take() {
-            apply(first);
+            apply(Delta::Message(first));
         }
         for delta in self.rest.drain(..) {
-            if !skip(&delta) {
+            if !adopted.covers(&delta) {
                 apply(delta);
             }
         }
@@ -325,37 +335,56 @@ mod tests {
         Delta::Message(Change::Delete(id.to_owned()))
     }
 
-    fn ids(queue: &mut Queue) -> Vec<String> {
-        queue
-            .drain()
-            .map(|delta| match delta {
-                Delta::Message(Change::Delete(id)) => id,
-                other => panic!("unexpected change {other:?}"),
-            })
-            .collect()
+    /// What a change is, as `kind:id`.
+    fn described(delta: &Delta) -> String {
+        match delta {
+            Delta::Message(Change::Delete(id)) => format!("message:{id}"),
+            Delta::Memory(Change::Delete(id)) => format!("memory:{id}"),
+            Delta::Thought(Change::Delete(id)) => format!("thought:{id}"),
+            other => panic!("unexpected change {other:?}"),
+        }
+    }
+
+    fn drained(queue: &mut Queue) -> Vec<String> {
+        queue.drain().map(|delta| described(&delta)).collect()
     }
 
     #[test]
-    fn draining_with_a_skip_applies_the_rest_in_order_and_empties_the_queue() {
-        for skipped in ["a", "b", "c"] {
+    fn draining_with_adopted_collections_applies_the_rest_in_order_and_empties_the_queue() {
+        // A message's change first (held inline) and later (in the vector), and others.
+        let changes = || {
+            [
+                deleted("a"),
+                Delta::Memory(Change::Delete("b".to_owned())),
+                deleted("c"),
+                Delta::Thought(Change::Delete("d".to_owned())),
+            ]
+        };
+        let cases = [
+            (
+                vec![],
+                vec!["message:a", "memory:b", "message:c", "thought:d"],
+            ),
+            (
+                vec![CollectionKind::Messages],
+                vec!["memory:b", "thought:d"],
+            ),
+            (
+                vec![CollectionKind::Memories, CollectionKind::Thoughts],
+                vec!["message:a", "message:c"],
+            ),
+        ];
+        for (kinds, expected) in cases {
             let mut queue = Queue::default();
-            for id in ["a", "b", "c"] {
-                queue.push(deleted(id));
+            for delta in changes() {
+                queue.push(delta);
             }
-            let is_skipped = |delta: &Delta| matches!(delta, Delta::Message(Change::Delete(id)) if id == skipped);
+            let mut adopted = Adopted::default();
+            for kind in kinds {
+                adopted.insert(kind);
+            }
             let mut applied = Vec::new();
-            queue.drain_skipping(is_skipped, |delta| applied.push(delta));
-            let applied: Vec<String> = applied
-                .into_iter()
-                .map(|delta| match delta {
-                    Delta::Message(Change::Delete(id)) => id,
-                    other => panic!("unexpected change {other:?}"),
-                })
-                .collect();
-            let expected: Vec<&str> = ["a", "b", "c"]
-                .into_iter()
-                .filter(|id| *id != skipped)
-                .collect();
+            queue.drain_skipping(adopted, |delta| applied.push(described(&delta)));
             assert_eq!(applied, expected);
             assert_eq!(queue.len(), 0);
         }
@@ -368,15 +397,34 @@ mod tests {
             queue.push(deleted(id));
         }
         assert_eq!(queue.len(), 3);
-        assert_eq!(ids(&mut queue), ["a", "b", "c"]);
+        assert_eq!(drained(&mut queue), ["message:a", "message:b", "message:c"]);
         assert_eq!(queue.len(), 0);
         queue.push(deleted("d"));
-        assert_eq!(ids(&mut queue), ["d"]);
+        assert_eq!(drained(&mut queue), ["message:d"]);
         queue.push(deleted("e"));
         queue.push(deleted("f"));
         queue.clear();
         assert_eq!(queue.len(), 0);
         queue.push(deleted("g"));
-        assert_eq!(ids(&mut queue), ["g"]);
+        assert_eq!(drained(&mut queue), ["message:g"]);
+    }
+
+    #[test]
+    fn a_message_change_after_another_kind_keeps_its_place() {
+        // The inline slot takes only a first change: a message's change made after another
+        // kind's must not jump ahead of it.
+        let mut queue = Queue::default();
+        queue.push(Delta::Memory(Change::Delete("a".to_owned())));
+        queue.push(deleted("b"));
+        queue.push(Delta::Thought(Change::Delete("c".to_owned())));
+        assert_eq!(
+            queue.collections().collect::<Vec<_>>(),
+            [
+                CollectionKind::Memories,
+                CollectionKind::Messages,
+                CollectionKind::Thoughts
+            ]
+        );
+        assert_eq!(drained(&mut queue), ["memory:a", "message:b", "thought:c"]);
     }
 }

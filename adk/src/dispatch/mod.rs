@@ -260,7 +260,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     }
 
     let nack_error = match &ctx.signal {
-        Signal::Nacked(error) => Some(error.clone()),
+        Signal::Nacked(error) => Some(TurnError::clone(error)),
         _ => None,
     };
     let status = if dispatch_error.is_some() || nack_error.is_some() {
@@ -350,7 +350,7 @@ fn pipeline_error(
     pipeline: &'static str,
 ) -> Option<TurnError> {
     match run.outcome {
-        Downstream::Failed => ctx.pipeline_failure.take(),
+        Downstream::Failed => ctx.pipeline_failure.take().map(|failure| *failure),
         Downstream::ShortCircuited if !ctx.is_aborted() && !ctx.is_signalled() => {
             Some(short_circuited(pipeline, run.short_circuited_by))
         }
