@@ -7,7 +7,8 @@ use crate::events::{ErrorCode, TurnError};
 use crate::ids::TurnId;
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, Tool, ToolCall,
+    ToolRegistry,
 };
 use crate::state::{State, template};
 use crate::storage::StorageContext;
@@ -288,8 +289,9 @@ impl DispatchContext {
         self.signal = Signal::Acked;
         // Ephemeral tools live until the dispatch is acknowledged (the original's
         // `bindContext`); pruned before any handler runs, so handlers see the pruned registry.
-        let pruned = self.tools.prune_ephemeral();
-        if !pruned.is_empty() {
+        // Looked for first: pruning rebuilds the registry's vector even when none is ephemeral.
+        if self.tools.all().iter().any(Tool::ephemeral) {
+            let pruned = self.tools.prune_ephemeral();
             tracing::trace!(dispatch_id = %self.dispatch_id(), pruned = pruned.len(), "ephemeral tools pruned on ack");
         }
         let handlers = match &self.ack_handlers {
