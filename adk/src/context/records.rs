@@ -41,7 +41,7 @@ const SCANNED_UP_TO: usize = 8;
 #[derive(Clone)]
 pub(super) struct Records<T> {
     entries: Vec<T>,
-    /// The position of every entry, hashed by its id, once there are more than
+    /// The position of every entry, hashed by its id, exactly when there are more than
     /// [`SCANNED_UP_TO`] entries; `None` otherwise. Boxed: most collections never hold that
     /// many, and inline the table's 32 bytes made every collection (five in each context, copied
     /// with it) larger for nothing.
@@ -86,15 +86,15 @@ impl<T: Record> Records<T> {
 
     /// The position of the record with this id.
     pub(super) fn position(&self, id: &str) -> Option<usize> {
-        if self.entries.len() <= SCANNED_UP_TO {
+        // The index exists exactly when there are more than `SCANNED_UP_TO` records.
+        let Some(index) = self.index.as_deref() else {
             return self
                 .entries
                 .iter()
                 .position(|record| record.record_id() == id);
-        }
+        };
         let entries = &self.entries;
-        self.index
-            .as_ref()?
+        index
             .find(hash_id(id), |&position| {
                 entries
                     .get(position)
@@ -135,16 +135,19 @@ impl<T: Record> Records<T> {
     pub(super) fn push_new(&mut self, record: T) {
         self.entries.push(record);
         let count = self.entries.len();
-        if count == SCANNED_UP_TO + 1 {
-            self.rebuild_index();
-        } else if count > SCANNED_UP_TO {
-            // Hashed only here: a collection of a few records keeps no index to hash for.
-            let entries = &self.entries;
-            self.index.get_or_insert_default().insert_unique(
-                hash_at(entries, count - 1),
-                count - 1,
-                |&position| hash_at(entries, position),
-            );
+        if count <= SCANNED_UP_TO {
+            // A collection of a few records keeps no index to hash for.
+            return;
+        }
+        let entries = &self.entries;
+        match self.index.as_deref_mut() {
+            Some(index) => {
+                index.insert_unique(hash_at(entries, count - 1), count - 1, |&position| {
+                    hash_at(entries, position)
+                });
+            }
+            // Just past the threshold: index every record.
+            None => self.rebuild_index(),
         }
     }
 
