@@ -149,8 +149,18 @@ impl DispatchContext {
     /// dispatch reads the turn's records without copying them; its changes stay its own).
     pub(crate) fn seeded_from(turn: &mut TurnContext) -> Self {
         Self {
-            stash: turn.stash.clone(),
-            standing_instructions: turn.standing_instructions.clone(),
+            // Empty ones are made, not cloned: most turns have neither, and a clone of an empty
+            // map or vector is still an out-of-line call.
+            stash: if turn.stash.is_empty() {
+                Registry::new()
+            } else {
+                turn.stash.clone()
+            },
+            standing_instructions: if turn.standing_instructions.is_empty() {
+                Vec::new()
+            } else {
+                turn.standing_instructions.clone()
+            },
             messages: turn.messages.share(),
             memories: turn.memories.share(),
             retrievables: turn.retrievables.share(),
