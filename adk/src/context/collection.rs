@@ -198,32 +198,45 @@ impl<T: Record> Collection<T> {
     /// A collection with the same records that shares them with this one instead of copying
     /// them: what a dispatch starts from. Constant time unless this collection carries changes
     /// on top of records it already shares, which are folded in first.
+    ///
+    /// Inlined, with the folding out of line: a dispatch shares five collections, mostly
+    /// empty, and each call of the whole function cost about 40 instructions.
+    #[inline]
     pub(crate) fn share(&mut self) -> Self {
         if !self.own.is_empty() || self.shadowed.is_some() {
-            let records = if self.shadowed.is_none() {
-                match self.shared.take() {
-                    None => std::mem::take(&mut self.own),
-                    Some(shared) => {
-                        // Usually the only holder by now: append in place rather than copy.
-                        let mut records = Arc::unwrap_or_clone(shared);
-                        records.append_new(std::mem::take(&mut self.own));
-                        records
-                    }
-                }
-            } else {
-                let records: Records<T> = self.iter().cloned().collect();
-                self.own.clear();
-                records
-            };
-            self.shadowed = None;
-            self.deleted = 0;
-            self.shared = Some(Arc::new(records));
+            self.fold_into_shared();
         }
         Self {
             shared: self.shared.clone(),
+            shadowed: None,
+            deleted: 0,
+            own: Records::default(),
             in_step: true,
-            ..Self::default()
         }
+    }
+
+    /// Makes this collection's records one shared whole: its own records and shadowed ones
+    /// folded into the records it shares (appended in place when it is their only holder).
+    #[inline(never)]
+    fn fold_into_shared(&mut self) {
+        let records = if self.shadowed.is_none() {
+            match self.shared.take() {
+                None => std::mem::take(&mut self.own),
+                Some(shared) => {
+                    // Usually the only holder by now: append in place rather than copy.
+                    let mut records = Arc::unwrap_or_clone(shared);
+                    records.append_new(std::mem::take(&mut self.own));
+                    records
+                }
+            }
+        } else {
+            let records: Records<T> = self.iter().cloned().collect();
+            self.own.clear();
+            records
+        };
+        self.shadowed = None;
+        self.deleted = 0;
+        self.shared = Some(Arc::new(records));
     }
 
     /// Makes `change` as a queued one: a change the turn this collection was shared from gets
