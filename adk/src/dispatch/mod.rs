@@ -243,11 +243,19 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         }
         completed_iterations += 1;
     }
-    // Calls a dispatch middleware ran after the last executor and did not mutate.
-    if let Err(error) =
-        crate::storage::ledger::write_pending(&ctx.shared.storage, &ctx.shared.storage_context)
-            .await
-    {
+    // Calls a dispatch middleware ran after the last executor and did not mutate. Written only
+    // when one is parked, as in the loop, and boxed: inline the write's future sat in every
+    // dispatch's future, and building and polling it drained an empty list every dispatch.
+    let unwritten = if crate::storage::ledger::has_pending(&ctx.shared.storage_context) {
+        Box::pin(crate::storage::ledger::write_pending(
+            &ctx.shared.storage,
+            &ctx.shared.storage_context,
+        ))
+        .await
+    } else {
+        Ok(())
+    };
+    if let Err(error) = unwritten {
         dispatch_error.get_or_insert(
             TurnError::new(
                 ErrorCode::StorageFailed,
