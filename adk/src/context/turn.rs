@@ -257,16 +257,22 @@ impl TurnContext {
         if raw.system_prompt.is_empty_static() {
             return Err(InvalidTurnContext::EmptySystemPrompt);
         }
+        // The rarely given parts, unboxed (nothing to unbox for most turns).
+        let super::raw::RawExtras {
+            standing_instructions,
+            stash,
+            identity,
+            state_delta,
+            resumed_turn_id,
+        } = raw.extras.map(|extras| *extras).unwrap_or_default();
         // Checked here, so applying it later cannot fail (no delta, nothing to check: most
         // turns bring none, and a probe state costs a few hundred instructions to make and drop).
-        if !raw.state_delta.is_empty() {
+        if !state_delta.is_empty() {
             let mut probe = State::new();
-            probe.update(raw.state_delta.iter().cloned())?;
+            probe.update(state_delta.iter().cloned())?;
         }
-        // The turn's id, its user message's and the message's time, when all are new, come
-        // from one clock read; a resumed turn keeps its own id, a caller's `Message` its own.
         let text_needs_id = matches!(raw.user_message, Some(super::raw::HeldUserMessage::Text(_)));
-        let (message_id, turn_id) = match (text_needs_id, raw.resumed_turn_id) {
+        let (message_id, turn_id) = match (text_needs_id, resumed_turn_id) {
             (true, None) => {
                 let since = crate::ids::since_epoch(SystemTime::now());
                 let (message_id, turn_id) = crate::ids::time_ordered_id_pair(since);
@@ -280,7 +286,7 @@ impl TurnContext {
             .user_message
             .map(|held| held.into_message_with(message_id))
             .transpose()?;
-        let stash = match raw.stash {
+        let stash = match stash {
             Some(seed) => Registry::from_nested(seed)?,
             None => Registry::new(),
         };
@@ -299,12 +305,12 @@ impl TurnContext {
                 raw.user_id,
                 raw.thread_id,
             ),
-            raw.identity,
+            identity,
             token,
         );
         Ok(Self {
             stash,
-            standing_instructions: raw.standing_instructions,
+            standing_instructions,
             messages: Collection::new(),
             memories: Collection::new(),
             retrievables: Collection::new(),
@@ -316,7 +322,7 @@ impl TurnContext {
             state: State::new(),
             user_message,
             user_message_stored: raw.user_message_stored,
-            caller_delta: raw.state_delta,
+            caller_delta: state_delta,
             completed_with: None,
             dispatch_started: false,
             resume: None,

@@ -236,7 +236,11 @@ pub(super) fn resumed_input(
     turn_id: Option<TurnId>,
     question: Option<Message>,
 ) -> RawTurnContext {
-    raw.resumed_turn_id = turn_id;
+    if let Some(turn_id) = turn_id {
+        raw.extras.get_or_insert_with(Box::default).resumed_turn_id = Some(turn_id);
+    } else if let Some(extras) = raw.extras.as_mut() {
+        extras.resumed_turn_id = None;
+    }
     raw.user_message = question.map(|question| HeldUserMessage::Message(Box::new(question)));
     raw
 }
