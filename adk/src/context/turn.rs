@@ -232,7 +232,7 @@ impl TurnContext {
     }
 
     // Inlined into the runner's turn: the raw input is then read where it lies in the turn's
-    // future instead of being copied (448 bytes) into an argument first.
+    // future instead of being copied into an argument first.
     #[inline]
     pub(crate) fn with_events(
         raw: RawTurnContext,
