@@ -18,7 +18,9 @@ mod scripted_rules;
 mod tool_pipeline;
 mod tools;
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 
 use futures_util::FutureExt;
 
@@ -170,15 +172,8 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         }
         // Ledger results of calls whose tool-call record the executor did not mutate are
         // written now, on their own (whatever the executor's outcome).
-        // Only when a result is parked (rarely: a tool ran under the ledger and the executor
-        // stored no record for its call); otherwise the write's future is neither built nor
-        // polled. Boxed, being rare: inline its 208 bytes would sit in the dispatch's future.
-        let unwritten = if crate::storage::ledger::has_pending(&ctx.shared.storage_context) {
-            Box::pin(crate::storage::ledger::write_pending(
-                &ctx.shared.storage,
-                &ctx.shared.storage_context,
-            ))
-            .await
+        let unwritten = if has_parked_results(&ctx) {
+            write_parked_results(&ctx).await
         } else {
             Ok(())
         };
@@ -243,15 +238,9 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         }
         completed_iterations += 1;
     }
-    // Calls a dispatch middleware ran after the last executor and did not mutate. Written only
-    // when one is parked, as in the loop, and boxed: inline the write's future sat in every
-    // dispatch's future, and building and polling it drained an empty list every dispatch.
-    let unwritten = if crate::storage::ledger::has_pending(&ctx.shared.storage_context) {
-        Box::pin(crate::storage::ledger::write_pending(
-            &ctx.shared.storage,
-            &ctx.shared.storage_context,
-        ))
-        .await
+    // Calls a dispatch middleware ran after the last executor and did not mutate.
+    let unwritten = if has_parked_results(&ctx) {
+        write_parked_results(&ctx).await
     } else {
         Ok(())
     };
@@ -314,6 +303,25 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
 /// through a context — reach the executor spooled, like every stored or fetched one. The turn's
 /// own collection is left as it is. A failed spool ends the dispatch before its first
 /// iteration.
+/// Whether ledger results are still parked in the dispatch (tool calls whose record nobody
+/// mutated after they ran): rare, as a tool must have run under the ledger and no stored record
+/// carried its result. Checked before [`write_parked_results`] so that, most dispatches, the
+/// write's future is neither built nor polled.
+fn has_parked_results(ctx: &DispatchContext) -> bool {
+    crate::storage::ledger::has_pending(&ctx.shared.storage_context)
+}
+
+/// Writes the ledger results parked in the dispatch, each on its own. Its future is boxed,
+/// being rare: inline, its 208 bytes would sit in every dispatch's future.
+fn write_parked_results(
+    ctx: &DispatchContext,
+) -> Pin<Box<dyn Future<Output = Result<(), crate::storage::StorageError>> + Send + '_>> {
+    Box::pin(crate::storage::ledger::write_pending(
+        &ctx.shared.storage,
+        &ctx.shared.storage_context,
+    ))
+}
+
 async fn spool_preloaded(ctx: &mut DispatchContext) -> Result<(), TurnError> {
     let unspooled: Vec<_> = ctx
         .retrievables
