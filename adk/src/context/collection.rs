@@ -120,6 +120,12 @@ impl<T: Record> Collection<T> {
         self.own.push_new(record);
     }
 
+    /// Allocates room for a first record of its own, if it has none (see
+    /// [`Records::reserve_first`]); changes no record.
+    pub(crate) fn reserve_first(&mut self) {
+        self.own.reserve_first();
+    }
+
     /// Removes and returns the record with this id.
     pub fn remove(&mut self, id: &str) -> Option<T> {
         self.in_step = false;
