@@ -37,6 +37,9 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use serde::{Deserialize, Serialize};
 
+mod hasher;
+pub(crate) use hasher::IdHasher;
+
 /// Defines one text id: a newtype over `Arc<str>` with the conversions and traits all ids share.
 macro_rules! text_id {
     ($(#[$attr:meta])* $name:ident, example = $example:literal) => {

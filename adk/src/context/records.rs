@@ -7,32 +7,12 @@
 //! vector) and a hash per lookup, for nothing a scan of a few ids does not do as fast.
 
 use std::hash::BuildHasher;
-use std::sync::LazyLock;
 
 use hashbrown::HashTable;
 
 use crate::primitives::Record;
 
-/// How ids are hashed: foldhash rather than the standard library's SipHash, seeded once per
-/// process. A fresh map costs nothing (SipHash's `RandomState` reads a thread-local, and a turn
-/// makes twenty maps), the hasher takes no room in the collection, and an id hashes several
-/// times faster, which is most of loading a long history. The random seed keeps ids crafted to
-/// collide from being written in advance.
-#[derive(Clone, Copy, Default)]
-pub(super) struct IdHasher;
-
-impl BuildHasher for IdHasher {
-    type Hasher = foldhash::fast::FoldHasher<'static>;
-
-    fn build_hasher(&self) -> Self::Hasher {
-        static SEEDED: LazyLock<foldhash::fast::FixedState> = LazyLock::new(|| {
-            foldhash::fast::FixedState::with_seed(
-                std::collections::hash_map::RandomState::new().hash_one(0_u8),
-            )
-        });
-        SEEDED.build_hasher()
-    }
-}
+pub(super) use crate::ids::IdHasher;
 
 /// Up to this many records, an id is found by scanning them; past it, through the index.
 const SCANNED_UP_TO: usize = 8;

@@ -2,30 +2,11 @@
 //! [`CollisionPolicy`] that settles a name taken twice.
 
 use std::collections::HashSet;
-use std::hash::BuildHasher;
-use std::sync::LazyLock;
 
 use super::Tool;
-
-/// How hidden names are hashed: foldhash seeded once per process, as the turn's collections hash
-/// ids. The standard library's `RandomState` reads a thread-local for every new set, and a turn
-/// makes a registry for itself and one for each dispatch, hidden names or not; the random seed
-/// keeps names crafted to collide from being written in advance.
-#[derive(Clone, Copy, Default)]
-struct NameHasher;
-
-impl BuildHasher for NameHasher {
-    type Hasher = foldhash::fast::FoldHasher<'static>;
-
-    fn build_hasher(&self) -> Self::Hasher {
-        static SEEDED: LazyLock<foldhash::fast::FixedState> = LazyLock::new(|| {
-            foldhash::fast::FixedState::with_seed(
-                std::collections::hash_map::RandomState::new().hash_one(0_u8),
-            )
-        });
-        SEEDED.build_hasher()
-    }
-}
+// Hidden names hash as the turn's record ids do: a turn makes a registry for itself and one for
+// each dispatch, hidden names or not, and a `RandomState` set read a thread-local each time.
+use crate::ids::IdHasher as NameHasher;
 
 /// What happens when a tool's name is already taken while registries are merged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
