@@ -7,8 +7,7 @@ use crate::events::{ErrorCode, TurnError};
 use crate::ids::TurnId;
 use crate::pipeline::{BoxError, MiddlewareFailure, PipelineContext};
 use crate::primitives::{
-    Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, Tool, ToolCall,
-    ToolRegistry,
+    Memory, Message, Retrievable, StandingInstruction, Thought, Tokenizable, ToolCall, ToolRegistry,
 };
 use crate::state::{State, template};
 use crate::storage::StorageContext;
@@ -299,9 +298,9 @@ impl DispatchContext {
         self.signal = Signal::Acked;
         // Ephemeral tools live until the dispatch is acknowledged (the original's
         // `bindContext`); pruned before any handler runs, so handlers see the pruned registry.
-        // Looked for first: pruning rebuilds the registry's vector even when none is ephemeral.
-        if self.tools.all().iter().any(Tool::ephemeral) {
-            let pruned = self.tools.prune_ephemeral();
+        // (A registry with none returns at once, without taking its vector apart.)
+        let pruned = self.tools.prune_ephemeral();
+        if !pruned.is_empty() {
             tracing::trace!(dispatch_id = %self.dispatch_id(), pruned = pruned.len(), "ephemeral tools pruned on ack");
         }
         let handlers = match &self.ack_handlers {

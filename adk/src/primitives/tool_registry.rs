@@ -196,12 +196,18 @@ impl ToolRegistry {
     /// Removes every ephemeral tool (and its hidden flag); returns them in order. A dispatch
     /// does this to its own `tools` when it is acknowledged, before any `on_ack` handler the
     /// executor registered runs.
+    // Inlined, its taking apart not: most registries hold none (every dispatch prunes its own
+    // on being acknowledged), and then the look is all it costs.
+    #[inline]
     pub fn prune_ephemeral(&mut self) -> Vec<Tool> {
-        // Most registries hold none (every dispatch prunes its own on being acknowledged):
-        // nothing to take apart then.
         if !self.tools.iter().any(Tool::ephemeral) {
             return Vec::new();
         }
+        self.take_ephemeral()
+    }
+
+    /// [`prune_ephemeral`](Self::prune_ephemeral) once it found an ephemeral tool.
+    fn take_ephemeral(&mut self) -> Vec<Tool> {
         let (pruned, kept): (Vec<Tool>, Vec<Tool>) =
             self.tools.drain(..).partition(Tool::ephemeral);
         self.tools = kept;
