@@ -148,13 +148,9 @@ impl DispatchContext {
     /// dispatch reads the turn's records without copying them; its changes stay its own).
     pub(crate) fn seeded_from(turn: &mut TurnContext) -> Self {
         Self {
-            // Empty ones are made, not cloned: most turns have neither, and a clone of an empty
-            // map or vector is still an out-of-line call.
-            stash: if turn.stash.is_empty() {
-                Registry::new()
-            } else {
-                turn.stash.clone()
-            },
+            stash: turn.stash.clone(),
+            // An empty list is made, not cloned: most turns have none, and a clone of an empty
+            // vector is still an out-of-line call.
             standing_instructions: if turn.standing_instructions.is_empty() {
                 Vec::new()
             } else {

@@ -43,11 +43,26 @@ use super::shape::{ShapeProblem, check_shape};
 /// - writing beneath a value that is not an object is refused and changes nothing;
 /// - reading through a value that is not an object finds nothing (`Ok(None)`);
 /// - the tree never nests deeper than [`MAX_DEPTH`](super::MAX_DEPTH) levels.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Registry {
     // Depth stays within `MAX_DEPTH`, so the recursive `Clone`, `Drop` and `Debug` of
     // `serde_json::Value` are safe on any stack.
     root: Map<String, Value>,
+}
+
+impl Clone for Registry {
+    /// An empty stash (most turns') is made, not copied: cloning even an empty map is an
+    /// out-of-line call of about 120 instructions, and a dispatch clones its turn's stash.
+    #[inline]
+    fn clone(&self) -> Self {
+        if self.root.is_empty() {
+            Self::default()
+        } else {
+            Self {
+                root: self.root.clone(),
+            }
+        }
+    }
 }
 
 impl Registry {
@@ -59,12 +74,6 @@ impl Registry {
     /// ```
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Whether the stash holds nothing: a dispatch then starts from a new stash instead of a
-    /// copy (cloning even an empty map cost about 120 instructions).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.root.is_empty()
     }
 
     /// A stash seeded from the nested form that [`all`](Self::all) returns, for example a
