@@ -430,6 +430,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_clone_is_an_equal_stash_that_changes_on_its_own() {
+        let empty = Registry::new();
+        assert_eq!(empty.clone(), empty);
+        let mut stash = Registry::new();
+        stash.set("org.count", 3_u64).unwrap();
+        let mut copy = stash.clone();
+        assert_eq!(copy, stash);
+        copy.set("org.count", 4_u64).unwrap();
+        assert_eq!(stash.get::<u64>("org.count").unwrap(), Some(3));
+        assert_eq!(copy.get::<u64>("org.count").unwrap(), Some(4));
+    }
+
+    #[test]
     fn registry_is_send_and_sync() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Registry>();
