@@ -16,8 +16,9 @@
 //! Records written with the defaults are found again by the same defaults, so a program can
 //! name its app and users later only by migrating its rows (or by naming them `default`).
 //!
-//! Every id is text, compared and ordered byte-wise, cheap to clone (a shared `Arc<str>`; a
-//! minted [`TurnId`] keeps its 36 characters inline), and serialized as a plain JSON string.
+//! Every id is text, compared and ordered byte-wise, cheap to clone (up to 23 bytes inline,
+//! longer text a shared `Arc<str>`; a minted [`TurnId`] keeps its 36 characters inline), and
+//! serialized as a plain JSON string.
 //!
 //! ```
 //! use adk::ids::{AppName, SessionId, ThreadId, UserId};
@@ -32,23 +33,26 @@
 //! ```
 
 use std::fmt;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use smol_str::SmolStr;
 
 mod hasher;
 mod mint;
+mod text;
 pub(crate) use hasher::IdHasher;
 pub(crate) use mint::{
     since_epoch, time_ordered_id, time_ordered_id_pair, time_ordered_string, time_ordered_uuid,
 };
+pub(crate) use text::IdText;
 
-/// Defines one text id: a newtype over `Arc<str>` with the conversions and traits all ids share.
+/// Defines one text id: a newtype over [`SmolStr`] (inline up to 23 bytes, else a shared
+/// `Arc<str>`) with the conversions and traits all ids share.
 macro_rules! text_id {
     ($(#[$attr:meta])* $name:ident, example = $example:literal) => {
         $(#[$attr])*
         #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(Arc<str>);
+        pub struct $name(SmolStr);
 
         impl Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -87,13 +91,13 @@ macro_rules! text_id {
 
         impl From<String> for $name {
             fn from(id: String) -> Self {
-                Self(Arc::from(id))
+                Self(SmolStr::from(id))
             }
         }
 
         impl From<&str> for $name {
             fn from(id: &str) -> Self {
-                Self(Arc::from(id))
+                Self(SmolStr::new(id))
             }
         }
 
@@ -209,11 +213,11 @@ impl ThreadId {
     ///
     /// [`InvalidThreadId`], naming the problem and (at most the first 64 characters of) the id.
     pub fn check(&self) -> Result<(), InvalidThreadId> {
-        // The default thread (`"main"`, shared by every turn that names none) passes.
-        if Arc::ptr_eq(&self.0, &MAIN_THREAD) {
+        let id = self.as_str();
+        // The default thread (`"main"`, the thread of every turn that names none) passes.
+        if id == Self::MAIN {
             return Ok(());
         }
-        let id = self.as_str();
         let problem = if id.is_empty() {
             ThreadIdProblem::Empty
         } else if id.len() > Self::MAX_LEN {
@@ -293,7 +297,7 @@ pub struct InvalidThreadId {
 /// tests and tools that replay a turn may supply their own with [`TurnId::from`].
 ///
 /// Text like the other ids, compared, ordered and hashed as its text; a minted id keeps its 36
-/// characters inline (no allocation, and a clone is a copy), a given one shares an `Arc<str>`.
+/// characters inline (no allocation, and a clone is a copy), a given one is inline up to 23 bytes, else shared.
 ///
 /// ```
 /// use adk::ids::TurnId;
@@ -304,22 +308,12 @@ pub struct InvalidThreadId {
 /// assert_eq!(TurnId::from("turn-1").as_str(), "turn-1");
 /// ```
 #[derive(Clone)]
-pub struct TurnId(TurnIdText);
-
-/// A turn id's text: as minted, or as given.
-#[derive(Clone)]
-enum TurnIdText {
-    /// A UUIDv7 as lower-case hyphenated text (ASCII), inline.
-    Minted([u8; 36]),
-    Given(Arc<str>),
-}
+pub struct TurnId(IdText);
 
 impl TurnId {
     /// The turn id `id` is, as text kept inline.
     fn of_uuid(id: uuid::Uuid) -> Self {
-        let mut text = [0; 36];
-        id.hyphenated().encode_lower(&mut text);
-        Self(TurnIdText::Minted(text))
+        Self(IdText::minted(id))
     }
 
     /// The id as text, for use as a database key.
@@ -330,11 +324,7 @@ impl TurnId {
     /// ```
     #[must_use]
     pub fn as_str(&self) -> &str {
-        match &self.0 {
-            // Written by `of_uuid` only: ASCII, so never the empty fallback.
-            TurnIdText::Minted(text) => std::str::from_utf8(text).unwrap_or(""),
-            TurnIdText::Given(text) => text,
-        }
+        self.0.as_str()
     }
 
     /// Whether the id is the empty string (the runner refuses empty ids).
@@ -345,8 +335,8 @@ impl TurnId {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         match &self.0 {
-            TurnIdText::Minted(_) => false,
-            TurnIdText::Given(text) => text.is_empty(),
+            IdText::Minted(_) => false,
+            IdText::Given(text) => text.is_empty(),
         }
     }
 }
@@ -407,13 +397,13 @@ impl<'de> Deserialize<'de> for TurnId {
 
 impl From<String> for TurnId {
     fn from(id: String) -> Self {
-        Self(TurnIdText::Given(Arc::from(id)))
+        Self(IdText::from(id))
     }
 }
 
 impl From<&str> for TurnId {
     fn from(id: &str) -> Self {
-        Self(TurnIdText::Given(Arc::from(id)))
+        Self(IdText::from(id))
     }
 }
 
@@ -454,10 +444,8 @@ impl AppName {
 
 impl Default for AppName {
     fn default() -> Self {
-        // Every turn that names none takes the default: share one allocation.
-        static SHARED: std::sync::LazyLock<Arc<str>> =
-            std::sync::LazyLock::new(|| Arc::from(AppName::DEFAULT));
-        Self(Arc::clone(&SHARED))
+        // Static text: every turn that names none takes it without an allocation or a count.
+        Self(SmolStr::new_static(Self::DEFAULT))
     }
 }
 
@@ -468,10 +456,8 @@ impl UserId {
 
 impl Default for UserId {
     fn default() -> Self {
-        // Every turn that names none takes the default: share one allocation.
-        static SHARED: std::sync::LazyLock<Arc<str>> =
-            std::sync::LazyLock::new(|| Arc::from(UserId::DEFAULT));
-        Self(Arc::clone(&SHARED))
+        // Static text: every turn that names none takes it without an allocation or a count.
+        Self(SmolStr::new_static(Self::DEFAULT))
     }
 }
 
@@ -480,13 +466,10 @@ impl ThreadId {
     pub const MAIN: &'static str = "main";
 }
 
-/// The text of [`ThreadId::default`]: every turn that names no thread shares this allocation.
-static MAIN_THREAD: std::sync::LazyLock<Arc<str>> =
-    std::sync::LazyLock::new(|| Arc::from(ThreadId::MAIN));
-
 impl Default for ThreadId {
     fn default() -> Self {
-        Self(Arc::clone(&MAIN_THREAD))
+        // Static text: every turn that names none takes it without an allocation or a count.
+        Self(SmolStr::new_static(Self::MAIN))
     }
 }
 
@@ -539,6 +522,25 @@ mod tests {
         let mut map = std::collections::HashMap::new();
         map.insert(minted.clone(), 1);
         assert_eq!(map.get(given.as_str()), Some(&1), "found by its text");
+    }
+
+    #[test]
+    fn ids_of_up_to_23_bytes_are_held_inline_and_longer_ones_shared() {
+        let short = "s".repeat(23);
+        assert!(!SessionId::from(short.as_str()).0.is_heap_allocated());
+        assert!(!SessionId::from(short.clone()).0.is_heap_allocated());
+        let long = SessionId::from("s".repeat(24));
+        assert!(long.0.is_heap_allocated());
+        assert_eq!(long.clone().as_str(), "s".repeat(24));
+        for default in [
+            AppName::default().0,
+            UserId::default().0,
+            ThreadId::default().0,
+        ] {
+            assert!(!default.is_heap_allocated());
+        }
+        assert!(!TurnId::from("turn-1").is_empty());
+        assert_eq!(std::mem::size_of::<SessionId>(), 24);
     }
 
     #[test]

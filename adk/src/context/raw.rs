@@ -454,11 +454,12 @@ mod tests {
     /// The turn's future holds its input for the whole turn and is moved by value (into
     /// `block_on`, and by each `await` of it): what most turns leave empty (standing
     /// instructions, stash, identity, state delta, a resumed turn's id) is boxed, and the input
-    /// stays small. It was 304 bytes with those parts inline.
+    /// stays small. It was 304 bytes with those parts inline, then 136; each of its four ids is
+    /// 24 bytes since ids keep up to 23 bytes of text inline (16 as an `Arc<str>`).
     #[test]
-    fn a_turn_input_stays_within_160_bytes() {
+    fn a_turn_input_stays_within_168_bytes() {
         let size = std::mem::size_of::<RawTurnContext>();
-        assert!(size <= 160, "a raw turn context is {size} bytes");
+        assert!(size <= 168, "a raw turn context is {size} bytes");
     }
 
     /// The boxed parts still read as fields of the input.

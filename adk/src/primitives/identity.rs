@@ -1,9 +1,7 @@
 //! [`Identity`]: who spoke.
 
-use std::fmt;
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize, Serializer};
+use smol_str::SmolStr;
 
 use super::error::Checker;
 use super::{PrimitiveError, PrimitiveKind, Tokenizable};
@@ -27,43 +25,16 @@ use super::{PrimitiveError, PrimitiveKind, Tokenizable};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "IdentityFields")]
 pub struct Identity {
-    // Every message carries an identity. A role's default one is static text (both parts), so
-    // cloning it into a message and dropping it touch no reference count; any other is shared.
+    // Every message carries an identity. A role's default one is static text (both parts), a
+    // short identifier is inline: cloning either into a message and dropping it touch no
+    // reference count; a longer one is shared.
     #[serde(serialize_with = "serialize_identifier")]
-    identifier: IdentifierText,
+    identifier: SmolStr,
     representation: Tokenizable,
 }
 
-/// An identity's identifier: shared text, or static text (a role's default identity).
-#[derive(Clone)]
-enum IdentifierText {
-    Shared(Arc<str>),
-    Literal(&'static str),
-}
-
-impl IdentifierText {
-    fn as_str(&self) -> &str {
-        match self {
-            Self::Shared(text) => text,
-            Self::Literal(text) => text,
-        }
-    }
-}
-
-impl PartialEq for IdentifierText {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl fmt::Debug for IdentifierText {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), formatter)
-    }
-}
-
 fn serialize_identifier<S: Serializer>(
-    identifier: &IdentifierText,
+    identifier: &SmolStr,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(identifier.as_str())
@@ -76,7 +47,7 @@ impl Identity {
         representation: impl Into<Tokenizable>,
     ) -> Result<Self, PrimitiveError> {
         let identity = Self {
-            identifier: IdentifierText::Shared(Arc::from(identifier.into())),
+            identifier: SmolStr::from(identifier.into()),
             representation: representation.into(),
         };
         identity.validate()?;
@@ -108,15 +79,23 @@ impl Identity {
     /// The identity a role stands for when none is given (`"user"` or `"assistant"`): static
     /// text, so a message made with it allocates nothing for it and its copies count nothing.
     pub(crate) fn for_role(role: super::Role) -> Self {
+        Self::role_default(role).clone()
+    }
+
+    /// [`for_role`](Self::for_role), lent from a static: what a message without an identity of
+    /// its own answers.
+    pub(crate) fn role_default(role: super::Role) -> &'static Self {
         const fn of(role: &'static str) -> Identity {
             Identity {
-                identifier: IdentifierText::Literal(role),
+                identifier: SmolStr::new_static(role),
                 representation: Tokenizable::from_static(role),
             }
         }
+        static USER: Identity = of("user");
+        static ASSISTANT: Identity = of("assistant");
         match role {
-            super::Role::User => of("user"),
-            super::Role::Assistant => of("assistant"),
+            super::Role::User => &USER,
+            super::Role::Assistant => &ASSISTANT,
         }
     }
 

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use smol_str::SmolStr;
 
 use super::{PrimitiveError, PrimitiveKind};
 
@@ -11,10 +12,10 @@ type Evaluator = Arc<dyn Fn() -> String + Send + Sync>;
 
 #[derive(Clone)]
 enum TokenizableValue {
-    Static(Arc<str>),
-    /// Fixed text the program holds for its whole run ([`Tokenizable::from_static`]): not
-    /// copied, and a clone copies the reference only.
-    Literal(&'static str),
+    /// Fixed text: up to 23 bytes inline, longer text shared (an `Arc<str>`), a `&'static str`
+    /// ([`Tokenizable::from_static`]) by reference. Making short text allocates nothing, and no
+    /// clone of fixed text allocates or copies more than the 24 bytes of the value.
+    Fixed(SmolStr),
     Dynamic(Evaluator),
 }
 
@@ -44,7 +45,7 @@ impl Tokenizable {
     /// Fixed text.
     pub fn new(text: impl Into<String>) -> Self {
         Self {
-            value: TokenizableValue::Static(Arc::from(text.into())),
+            value: TokenizableValue::Fixed(SmolStr::from(text.into())),
         }
     }
 
@@ -63,7 +64,7 @@ impl Tokenizable {
     #[must_use]
     pub const fn from_static(text: &'static str) -> Self {
         Self {
-            value: TokenizableValue::Literal(text),
+            value: TokenizableValue::Fixed(SmolStr::new_static(text)),
         }
     }
 
@@ -77,8 +78,7 @@ impl Tokenizable {
     /// The text now: the fixed text, or the evaluator's result.
     pub fn render(&self) -> String {
         match &self.value {
-            TokenizableValue::Static(text) => text.to_string(),
-            TokenizableValue::Literal(text) => (*text).to_owned(),
+            TokenizableValue::Fixed(text) => text.as_str().to_owned(),
             TokenizableValue::Dynamic(evaluator) => evaluator(),
         }
     }
@@ -86,8 +86,7 @@ impl Tokenizable {
     /// The fixed text, or `None` for a dynamic value.
     pub fn as_static(&self) -> Option<&str> {
         match &self.value {
-            TokenizableValue::Static(text) => Some(text),
-            TokenizableValue::Literal(text) => Some(text),
+            TokenizableValue::Fixed(text) => Some(text),
             TokenizableValue::Dynamic(_) => None,
         }
     }
@@ -130,8 +129,7 @@ impl fmt::Debug for Tokenizable {
 impl fmt::Display for Tokenizable {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.value {
-            TokenizableValue::Static(text) => formatter.write_str(text),
-            TokenizableValue::Literal(text) => formatter.write_str(text),
+            TokenizableValue::Fixed(text) => formatter.write_str(text),
             TokenizableValue::Dynamic(evaluator) => formatter.write_str(&evaluator()),
         }
     }
@@ -139,9 +137,10 @@ impl fmt::Display for Tokenizable {
 
 impl From<&str> for Tokenizable {
     fn from(text: &str) -> Self {
-        // Straight into the shared text: one allocation, where `new` makes a `String` first.
+        // Inline when short; else straight into the shared text: one allocation, where `new`
+        // makes a `String` first.
         Self {
-            value: TokenizableValue::Static(Arc::from(text)),
+            value: TokenizableValue::Fixed(SmolStr::new(text)),
         }
     }
 }
@@ -155,8 +154,7 @@ impl From<String> for Tokenizable {
 impl Serialize for Tokenizable {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.value {
-            TokenizableValue::Static(text) => serializer.serialize_str(text),
-            TokenizableValue::Literal(text) => serializer.serialize_str(text),
+            TokenizableValue::Fixed(text) => serializer.serialize_str(text),
             TokenizableValue::Dynamic(evaluator) => serializer.serialize_str(&evaluator()),
         }
     }
@@ -304,6 +302,28 @@ mod tests {
         );
         assert!(!PROMPT.is_dynamic());
         assert!(Tokenizable::from_static("").is_empty_static());
+    }
+
+    #[test]
+    fn short_fixed_text_is_held_inline_and_long_text_shared_in_24_bytes() {
+        let held = |tokenizable: &Tokenizable| match &tokenizable.value {
+            TokenizableValue::Fixed(text) => text.is_heap_allocated(),
+            TokenizableValue::Dynamic(_) => unreachable!("fixed text"),
+        };
+        let short = "x".repeat(23);
+        assert!(!held(&Tokenizable::from(short.as_str())));
+        assert!(!held(&Tokenizable::new(short.clone())));
+        let long = "x".repeat(24);
+        assert!(held(&Tokenizable::from(long.as_str())));
+        assert_eq!(
+            Tokenizable::from(long.as_str()).as_static(),
+            Some(long.as_str())
+        );
+        assert!(!held(&Tokenizable::from_static(
+            "a long prompt kept by reference"
+        )));
+        assert_eq!(std::mem::size_of::<Tokenizable>(), 24);
+        assert_eq!(std::mem::size_of::<Option<Tokenizable>>(), 24);
     }
 
     #[test]
