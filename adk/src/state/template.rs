@@ -62,7 +62,9 @@ impl TemplateError {
 ///
 /// [`TemplateError`] naming the first required key that `state` does not hold.
 pub fn render<'a>(text: &'a str, state: &State) -> Result<Cow<'a, str>, TemplateError> {
-    if !text.contains('{') {
+    // `memchr` reads the text a vector at a time from any address: `str::contains` goes byte
+    // by byte until its word-aligned part, and a short prompt kept inline has none.
+    if memchr::memchr(b'{', text.as_bytes()).is_none() {
         return Ok(Cow::Borrowed(text));
     }
     let bytes = text.as_bytes();
