@@ -152,7 +152,7 @@ macro_rules! storage_methods {
                         });
                     }
                 }
-                let shared = ::std::sync::Arc::clone(&self.shared);
+                let shared = &self.shared;
                 shared
                     .storage
                     .replace_tool_call_group(&shared.storage_context, ids.clone(), replacements.clone())
@@ -169,7 +169,7 @@ macro_rules! storage_methods {
                 &mut self,
                 instruction: $crate::primitives::StandingInstruction,
             ) -> Result<(), $crate::storage::StorageError> {
-                let shared = ::std::sync::Arc::clone(&self.shared);
+                let shared = &self.shared;
                 shared
                     .storage
                     .store_standing_instruction(&shared.storage_context, instruction.clone())
@@ -183,7 +183,7 @@ macro_rules! storage_methods {
                 &mut self,
                 instruction: $crate::primitives::StandingInstruction,
             ) -> Result<(), $crate::storage::StorageError> {
-                let shared = ::std::sync::Arc::clone(&self.shared);
+                let shared = &self.shared;
                 shared
                     .storage
                     .mutate_standing_instruction(&shared.storage_context, instruction.clone())
@@ -198,7 +198,7 @@ macro_rules! storage_methods {
                 &mut self,
                 instruction: $crate::primitives::StandingInstruction,
             ) -> Result<(), $crate::storage::StorageError> {
-                let shared = ::std::sync::Arc::clone(&self.shared);
+                let shared = &self.shared;
                 shared
                     .storage
                     .delete_standing_instruction(&shared.storage_context, instruction.clone())
@@ -313,7 +313,7 @@ macro_rules! storage_methods {
             &mut self,
             $argument: $crate::primitives::$primitive,
         ) -> Result<(), $crate::storage::StorageError> {
-            let shared = ::std::sync::Arc::clone(&self.shared);
+            let shared = &self.shared;
             $crate::context::storage_methods::storage_methods!(@prepare $prepare, self, shared, $argument);
             shared.storage.$store(&shared.storage_context, $argument.clone()).await?;
             self.record_change($crate::context::write_queue::Delta::$primitive(
@@ -327,7 +327,7 @@ macro_rules! storage_methods {
             &mut self,
             $argument: $crate::primitives::$primitive,
         ) -> Result<(), $crate::storage::StorageError> {
-            let shared = ::std::sync::Arc::clone(&self.shared);
+            let shared = &self.shared;
             $crate::context::storage_methods::storage_methods!(@prepare $prepare, self, shared, $argument);
             $crate::context::storage_methods::storage_methods!(@mutate $prepare, $mutate, shared, $argument);
             self.record_change($crate::context::write_queue::Delta::$primitive(
@@ -342,7 +342,7 @@ macro_rules! storage_methods {
             id: impl Into<String>,
         ) -> Result<(), $crate::storage::StorageError> {
             let id = id.into();
-            let shared = ::std::sync::Arc::clone(&self.shared);
+            let shared = &self.shared;
             shared.storage.$delete(&shared.storage_context, id.clone()).await?;
             self.record_change($crate::context::write_queue::Delta::$primitive(
                 $crate::context::write_queue::Change::Delete(id),
