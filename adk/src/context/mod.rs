@@ -36,7 +36,7 @@ pub(crate) use dispatch::Signal;
 pub(crate) use storage_methods::auto_spool;
 pub(crate) use tool::GateLink;
 pub(crate) use tool_state::StateLink;
-pub(crate) use turn::{ResumePoint, watch_turn};
+pub(crate) use turn::{ResumePoint, TurnEnv, watch_turn};
 
 /// The code of a gate whose error failed the middleware (`?` on `wait_for`): the turn ends with
 /// the gate's code (`E_TURN_GATE_TIMEOUT`, ...) rather than the pipeline's, as `docs/gates.md`

@@ -21,16 +21,26 @@ use crate::storage::{SharedStorage, StorageContext};
 use super::abort::{AbortState, Watched};
 use super::{AbortReason, Aborted, Collection, InvalidTurnContext, RawTurnContext};
 
-/// What one turn shares between its context, its dispatch and the runner.
+/// What every turn of one runner works with, the same for all of them: made once, when the
+/// runner is built, and shared by its turns (one reference count a turn instead of one for
+/// each part).
 #[derive(Debug)]
-pub(crate) struct TurnShared {
+pub(crate) struct TurnEnv {
     pub(crate) storage: SharedStorage,
-    pub(crate) storage_context: StorageContext,
     pub(crate) events: EventSink,
-    pub(crate) abort: AbortState,
     /// The `tool_execution` pipeline, its handler step last; `None` when no tool middleware
     /// is registered, so a call runs its handler directly.
     pub(crate) tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
+}
+
+/// What one turn shares between its context, its dispatch and the runner. The runner's parts
+/// every turn works with ([`TurnEnv`]: `storage`, `events`, `tool_pipeline`) are read through
+/// it as if they were its own fields.
+#[derive(Debug)]
+pub(crate) struct TurnShared {
+    pub(crate) env: Arc<TurnEnv>,
+    pub(crate) storage_context: StorageContext,
+    pub(crate) abort: AbortState,
     /// The first error reported: set once, read without a lock (the runner asks twice a turn).
     first_error: OnceLock<TurnError>,
     /// The wall clock and the monotonic clock read together once, when the turn is first
@@ -38,6 +48,15 @@ pub(crate) struct TurnShared {
     /// later timestamp is derived from one monotonic read instead of reading both clocks. A
     /// turn nobody observes and nothing times reads neither.
     clock_origin: OnceLock<(SystemTime, Instant)>,
+}
+
+impl std::ops::Deref for TurnShared {
+    type Target = TurnEnv;
+
+    #[inline]
+    fn deref(&self) -> &TurnEnv {
+        &self.env
+    }
 }
 
 /// The waker registered on the turn's token while the runner walks the turn.
@@ -226,7 +245,12 @@ impl TurnContext {
         storage: SharedStorage,
         tools: ToolRegistry,
     ) -> Result<Self, InvalidTurnContext> {
-        let mut ctx = Self::with_events(raw, storage, tools, EventSink::default(), None)?;
+        let env = Arc::new(TurnEnv {
+            storage,
+            events: EventSink::default(),
+            tool_pipeline: None,
+        });
+        let mut ctx = Self::with_events(raw, env, tools)?;
         ctx.apply_caller_delta();
         Ok(ctx)
     }
@@ -236,10 +260,8 @@ impl TurnContext {
     #[inline]
     pub(crate) fn with_events(
         raw: RawTurnContext,
-        storage: SharedStorage,
+        env: Arc<TurnEnv>,
         tools: ToolRegistry,
-        events: EventSink,
-        tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
     ) -> Result<Self, InvalidTurnContext> {
         if raw.conversation_id.is_empty() {
             return Err(InvalidTurnContext::EmptyConversationId);
@@ -327,11 +349,9 @@ impl TurnContext {
             dispatch_started: false,
             resume: None,
             shared: Arc::new(TurnShared {
-                storage,
+                env,
                 storage_context,
-                events,
                 abort,
-                tool_pipeline,
                 first_error: OnceLock::new(),
                 clock_origin: OnceLock::new(),
             }),

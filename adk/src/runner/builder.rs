@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::context::TurnEnv;
 use crate::dispatch::{DEFAULT_MAX_ITERATIONS, Executor};
-use crate::events::{Event, Listener};
+use crate::events::{Event, EventSink, Listener};
 use crate::pipeline::{
     DispatchInput, DispatchOutput, Middleware, Stack, ToolExecution, TurnInput, TurnOutput,
 };
@@ -327,16 +328,21 @@ impl<S, X> TurnRunnerBuilder<S, X> {
                 return Err(BuildError::StateWithoutStore { writes });
             }
         }
+        let storage = self.storage.into_storage();
+        let turn_env = Arc::new(TurnEnv {
+            storage: storage.clone(),
+            events: EventSink::new(self.listeners.into()),
+            tool_pipeline: crate::dispatch::tool_pipeline(self.tool_execution),
+        });
         Ok(TurnRunner::from_parts(RunnerParts {
-            storage: self.storage.into_storage(),
+            storage,
             executor: self.executor.into_executor(),
             tools: self.tools,
             turn_input: self.turn_input,
             turn_output: self.turn_output,
             dispatch_input: self.dispatch_input,
             dispatch_output: self.dispatch_output,
-            tool_pipeline: crate::dispatch::tool_pipeline(self.tool_execution),
-            listeners: self.listeners.into(),
+            turn_env,
             max_iterations: self.max_iterations,
             session_store: self.session_store,
             output_key: self.output_key,

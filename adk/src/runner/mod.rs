@@ -26,12 +26,11 @@ pub use outcome::{TurnOutcome, TurnStatus};
 pub use resume::{InterruptedTurn, ResumeError, Resumption};
 pub use wiring::UnkeptWrite;
 
-use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext};
+use crate::context::{Collection, InvalidTurnContext, RawTurnContext, TurnContext, TurnEnv};
 use crate::dispatch::{DispatchPlan, DispatchReport, Executor, run_dispatch, short_circuited};
-use crate::events::{DispatchStatus, ErrorCode, Event, EventSink, Listener, TurnError};
+use crate::events::{DispatchStatus, ErrorCode, Event, TurnError};
 use crate::pipeline::{
-    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, ToolExecution, TurnInput,
-    TurnOutput,
+    DispatchInput, DispatchOutput, Downstream, PipelineRun, Stack, TurnInput, TurnOutput,
 };
 use crate::primitives::{Message, Role, Tool, ToolRegistry};
 use crate::state::{
@@ -60,10 +59,9 @@ pub(crate) struct RunnerParts {
     pub(crate) turn_output: Stack<TurnOutput>,
     pub(crate) dispatch_input: Stack<DispatchInput>,
     pub(crate) dispatch_output: Stack<DispatchOutput>,
-    /// The `tool_execution` pipeline with the handler step last, or `None` without tool
-    /// middleware.
-    pub(crate) tool_pipeline: Option<Arc<Stack<ToolExecution>>>,
-    pub(crate) listeners: Arc<[Listener]>,
+    /// What every turn works with: the storage (again), the listeners, and the
+    /// `tool_execution` pipeline with the handler step last (`None` without tool middleware).
+    pub(crate) turn_env: Arc<TurnEnv>,
     pub(crate) max_iterations: u32,
     pub(crate) session_store: Option<SharedSessionStore>,
     pub(crate) output_key: Option<StateKey<String>>,
@@ -235,16 +233,9 @@ impl TurnRunner {
         } else {
             ToolRegistry::from_tools(parts.tools.iter().cloned())?
         };
-        let events = EventSink::new(Arc::clone(&parts.listeners));
         // Inline, not boxed: a box cost an allocation, a copy in and a copy out each turn, more
         // than the bytes it kept out of the turn's future cost when that future moves.
-        let mut ctx = TurnContext::with_events(
-            raw,
-            parts.storage.clone(),
-            tools,
-            events,
-            parts.tool_pipeline.clone(),
-        )?;
+        let mut ctx = TurnContext::with_events(raw, Arc::clone(&parts.turn_env), tools)?;
         ctx.resume = resume;
         // A store that commits to the adapter's database takes the turn's assistant messages
         // into its commit's transaction: one flush for the turn (see `storage::held`).
@@ -721,6 +712,27 @@ mod tests {
                 })
             }))
             .build()
+    }
+
+    #[tokio::test]
+    async fn every_turn_of_a_runner_shares_the_runner_s_turn_env() {
+        let runner = acking();
+        let first = runner
+            .run(RawTurnContext::new("c", "p"))
+            .await
+            .expect("a valid turn");
+        let second = runner
+            .run(RawTurnContext::new("d", "p"))
+            .await
+            .expect("a valid turn");
+        assert!(Arc::ptr_eq(
+            &first.context.shared.env,
+            &runner.parts.turn_env
+        ));
+        assert!(Arc::ptr_eq(
+            &second.context.shared.env,
+            &runner.parts.turn_env
+        ));
     }
 
     #[tokio::test]
