@@ -106,7 +106,9 @@ impl StorageContext {
 
     /// The context of turn `turn_id` as the runner starts it, built in one go: `new` followed
     /// by the `with_*` setters would mint a turn id and allocate a cancellation token only to
-    /// replace them.
+    /// replace them. Inlined into the runner's turn, which is its one caller there: the ids
+    /// are then moved from where the raw input keeps them straight into the new fields.
+    #[inline]
     pub(crate) fn for_turn(
         turn_id: TurnId,
         ids: (SessionId, AppName, UserId, ThreadId),
