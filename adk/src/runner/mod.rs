@@ -368,8 +368,13 @@ impl TurnRunner {
             ctx.dispatch_started = true;
 
             // The messages before the dispatch, shared rather than copied: what the output key
-            // must not pick up. Constant time however long the history.
-            let before_dispatch = ctx.messages.share();
+            // must not pick up and the commit does not record as the turn's answers. Constant
+            // time however long the history; made only when one of the two will read it (a
+            // runner without a session store commits nothing), since holding it through the
+            // dispatch costs a reference count, its bytes in the turn's future, and a copy
+            // of the records when the turn takes the dispatch's back.
+            let before_dispatch = (parts.output_key.is_some() || parts.session_store.is_some())
+                .then(|| ctx.messages.share());
             let plan = DispatchPlan {
                 input: &parts.dispatch_input,
                 output: &parts.dispatch_output,
@@ -391,7 +396,7 @@ impl TurnRunner {
             }
             // The model's reply, read before `turn_output` runs: an assistant message
             // `turn_output` stores is not what the dispatch answered.
-            let reply = self.dispatch_reply(ctx, &before_dispatch);
+            let reply = self.dispatch_reply(ctx, before_dispatch.as_ref());
 
             // A dispatch that was aborted gave no answer: `turn_output` still runs, but the
             // turn commits nothing, as a turn that fails or is aborted commits nothing.
@@ -399,7 +404,7 @@ impl TurnRunner {
                 ctx,
                 reply,
                 report.abort_reason.is_none(),
-                Some(&before_dispatch),
+                before_dispatch.as_ref(),
             )
             .await;
             Some(report)
@@ -421,7 +426,8 @@ impl TurnRunner {
 
     /// Runs `turn_output`, then, when it went through and the turn `answered`, saves the output
     /// key from `reply` and commits the turn's state and events. `before_dispatch`: the messages
-    /// before the dispatch (`None`: a `turn_input` middleware answered, no dispatch ran).
+    /// before the dispatch (`None`: a `turn_input` middleware answered, no dispatch ran; or
+    /// nothing reads them: no output key and no session store).
     async fn finish(
         &self,
         ctx: &mut TurnContext,
@@ -523,9 +529,10 @@ impl TurnRunner {
     fn dispatch_reply(
         &self,
         ctx: &TurnContext,
-        before_dispatch: &Collection<Message>,
+        before_dispatch: Option<&Collection<Message>>,
     ) -> Option<String> {
         self.parts.output_key?;
+        let before_dispatch = before_dispatch?;
         ctx.messages
             .iter()
             .rev()
