@@ -11,7 +11,7 @@ pub use crate::ids::{ConversationId, TurnId};
 use crate::primitives::Identity;
 
 use super::FetchWindow;
-use super::held::{CommitPartner, HeldWrites};
+use super::held::{CommitPartner, HeldContext, HeldWrites};
 use super::pending::PendingResults;
 
 /// The read-only facts every [`StorageAdapter`](super::StorageAdapter) callback receives.
@@ -386,6 +386,23 @@ impl StorageContext {
     }
 }
 
+impl HeldContext for StorageContext {
+    /// A copy whose fields are its own, with no hold: what a held write keeps (see
+    /// [`HeldContext`]). Made once a held write, by a turn whose store commits its answer (a
+    /// database's one-flush store); the copy shares the turn's token, as every copy does.
+    fn without_hold(&self) -> Self {
+        if self.inner.held.is_none() {
+            return self.clone();
+        }
+        let mut fields = ContextFields::clone(&self.inner);
+        fields.held = None;
+        Self {
+            inner: Arc::new(fields),
+            fetch_window: self.fetch_window.clone(),
+        }
+    }
+}
+
 /// A context's cancellation token, made when first asked for. Most turns never hand theirs
 /// out, and a token nobody holds cannot be cancelled: making one (an allocation), cloning it,
 /// registering a waker on it and dropping it cost every such turn about 650 instructions and
@@ -468,6 +485,39 @@ impl std::fmt::Debug for LazyToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_write_keeps_neither_its_turn_s_context_nor_the_hold_alive() {
+        let mut ctx = StorageContext::new("conversation-1").with_turn_id(TurnId::from("turn-1"));
+        ctx.hold_writes_for(CommitPartner::new());
+        let fields = Arc::downgrade(&ctx.inner);
+        let hold = ctx.held_writes().map(Arc::downgrade);
+        let message = crate::primitives::Message::assistant("answer", "held")
+            .expect("an assistant message with an id and text is valid");
+        let held = ctx.held_writes().map(|held| held.hold(&ctx, message));
+        assert!(matches!(held, Some(None)), "the hold took the message");
+        // What the held write keeps is the same context without the hold.
+        let writes = ctx
+            .held_writes()
+            .map(|held| held.take())
+            .unwrap_or_default();
+        let [write] = writes.as_slice() else {
+            panic!("one write held, got {}", writes.len());
+        };
+        assert_eq!(write.ctx.turn_id().as_str(), "turn-1");
+        assert_eq!(write.ctx.conversation_id().as_str(), "conversation-1");
+        assert!(write.ctx.held_writes().is_none());
+        if let Some(held) = ctx.held_writes() {
+            held.put_back(writes);
+        }
+        // The turn's future dropped before its commit: nothing of the turn is left.
+        drop(ctx);
+        assert!(fields.upgrade().is_none(), "the turn's context was freed");
+        assert!(
+            hold.is_some_and(|hold| hold.upgrade().is_none()),
+            "the hold and its write were freed"
+        );
+    }
 
     #[test]
     fn a_context_copied_before_its_token_is_made_shares_the_token_made_later() {

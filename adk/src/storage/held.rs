@@ -16,7 +16,9 @@
 //! So a held message is never read back, overtaken or left unwritten by the turn that stored
 //! it, and nothing the caller of `run` is told about is lost to a crash: a process killed before
 //! the commit loses the held answer exactly as if it had been killed before the model answered,
-//! with the turn's question (stored at once) left for `TurnRunner::resume`.
+//! with the turn's question (stored at once) left for `TurnRunner::resume`. A turn whose future
+//! is dropped before its commit (a caller's timeout, say) loses what it held the same way, and
+//! frees it: a held write keeps a copy of its context without the hold ([`HeldContext`]).
 //!
 //! [`PostgresStorage`]: crate::postgres::PostgresStorage
 //! [`PostgresSessionStore`]: crate::postgres::PostgresSessionStore
@@ -64,6 +66,15 @@ pub struct HeldWrites<Ctx> {
     writes: Mutex<Option<Vec<HeldWrite<Ctx>>>>,
 }
 
+/// What a held write keeps of the context it was stored with: the context without the hold.
+/// The hold is one of the context's own fields, so a held write keeping the context itself
+/// would keep the hold, and with it the write, alive for as long as it stays held: a turn
+/// whose future was dropped before its commit (a caller's timeout, say) would never be freed.
+pub(crate) trait HeldContext: Clone {
+    /// The same context with no hold of its own.
+    fn without_hold(&self) -> Self;
+}
+
 impl<Ctx: Clone> HeldWrites<Ctx> {
     pub(crate) fn new(partner: CommitPartner) -> Self {
         Self {
@@ -87,11 +98,14 @@ impl<Ctx: Clone> HeldWrites<Ctx> {
     #[cfg_attr(not(any(feature = "postgres", feature = "sqlite")), allow(dead_code))]
     /// Holds `message`, stored with `ctx` (`None`); gives it back when the hold is closed (the
     /// turn ended), to be written at once.
-    pub(crate) fn hold(&self, ctx: &Ctx, message: Message) -> Option<Message> {
+    pub(crate) fn hold(&self, ctx: &Ctx, message: Message) -> Option<Message>
+    where
+        Ctx: HeldContext,
+    {
         match self.lock().as_mut() {
             Some(writes) => {
                 writes.push(HeldWrite {
-                    ctx: ctx.clone(),
+                    ctx: ctx.without_hold(),
                     message,
                 });
                 None
