@@ -156,6 +156,18 @@ fn timestamp_since(since: Option<std::time::Duration>) -> Timestamp {
         .unwrap_or_else(Timestamp::now)
 }
 
+/// The time now, as [`Timestamp::now`] reads it (the system clock, to the nanosecond), without
+/// its conversion through a signed duration: the clock's duration since the Unix epoch is made
+/// a timestamp directly.
+#[inline]
+fn now() -> Timestamp {
+    timestamp_since(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok(),
+    )
+}
+
 impl Message {
     /// A message with every part given; created and updated now. The id is kept as given when
     /// it is an `Arc<str>`, and copied once from a `&str`, `String` or `Box<str>`.
@@ -165,7 +177,7 @@ impl Message {
         content: Option<Tokenizable>,
         attachments: Vec<Media>,
     ) -> Result<Self, PrimitiveError> {
-        Self::new_at(id.into(), role, content, attachments, Timestamp::now())
+        Self::new_at(id.into(), role, content, attachments, now())
     }
 
     /// A user message with text content, created and updated at `since` the Unix epoch: a
@@ -540,6 +552,27 @@ mod tests {
     fn a_message_stays_within_88_bytes() {
         let size = std::mem::size_of::<Message>();
         assert!(size <= 88, "a message is {size} bytes");
+    }
+
+    /// A new message is dated now, to the nanosecond, as `Timestamp::now` reads the clock.
+    #[test]
+    fn a_new_message_is_created_and_updated_now() {
+        let before = Timestamp::now();
+        let message = Message::assistant("m", "hi").unwrap();
+        let after = Timestamp::now();
+        assert!(before <= message.created_at() && message.created_at() <= after);
+        assert_eq!(message.created_at(), message.updated_at());
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let at = timestamp_since(Some(since));
+        assert_eq!(
+            (at.as_second(), at.subsec_nanosecond()),
+            (
+                i64::try_from(since.as_secs()).unwrap(),
+                i32::try_from(since.subsec_nanos()).unwrap()
+            )
+        );
     }
 
     #[test]
