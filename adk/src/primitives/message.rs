@@ -65,8 +65,46 @@ pub struct Message {
     // the answer), together and shared: 8 bytes in every message instead of 104, and one
     // reference count to clone when present.
     extras: Option<Arc<Extras>>,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    times: Times,
+}
+
+/// A message's creation and update times, kept as their seconds and nanoseconds: a `Timestamp`
+/// is 16 bytes of which 4 are padding, so the two take 24 bytes here instead of 32.
+#[derive(Clone, Copy)]
+struct Times {
+    created_second: i64,
+    updated_second: i64,
+    created_nanosecond: i32,
+    updated_nanosecond: i32,
+}
+
+impl Times {
+    #[inline]
+    fn new(created_at: Timestamp, updated_at: Timestamp) -> Self {
+        Self {
+            created_second: created_at.as_second(),
+            updated_second: updated_at.as_second(),
+            created_nanosecond: created_at.subsec_nanosecond(),
+            updated_nanosecond: updated_at.subsec_nanosecond(),
+        }
+    }
+
+    #[inline]
+    fn created_at(self) -> Timestamp {
+        timestamp_of(self.created_second, self.created_nanosecond)
+    }
+
+    #[inline]
+    fn updated_at(self) -> Timestamp {
+        timestamp_of(self.updated_second, self.updated_nanosecond)
+    }
+}
+
+/// The timestamp whose parts these are. The parts were read from a `Timestamp`, so they are in
+/// its range and the default (the Unix epoch) is never taken.
+#[inline]
+fn timestamp_of(second: i64, nanosecond: i32) -> Timestamp {
+    Timestamp::new(second, nanosecond).unwrap_or_default()
 }
 
 /// The parts of a [`Message`] most messages leave out.
@@ -88,8 +126,7 @@ impl Clone for Message {
             role: self.role,
             content: self.content.clone(),
             extras: self.extras.clone(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            times: self.times,
         }
     }
 }
@@ -105,8 +142,8 @@ impl fmt::Debug for Message {
             .field("attachments", &self.attachments())
             .field("identity", self.identity())
             .field("answer", &self.answer())
-            .field("created_at", &self.created_at)
-            .field("updated_at", &self.updated_at)
+            .field("created_at", &self.created_at())
+            .field("updated_at", &self.updated_at())
             .finish()
     }
 }
@@ -136,8 +173,8 @@ impl Serialize for Message {
             attachments: self.attachments(),
             identity: self.identity(),
             answer: self.answer(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            created_at: self.created_at(),
+            updated_at: self.updated_at(),
         }
         .serialize(serializer)
     }
@@ -216,8 +253,7 @@ impl Message {
                     ..Extras::default()
                 })
             }),
-            created_at: now,
-            updated_at: now,
+            times: Times::new(now, now),
         };
         // A new message links no answer and has extras only for its attachments: with an id
         // and text (or attachments) it passes every rule, and anything else goes through them
@@ -323,13 +359,13 @@ impl Message {
 
     /// The same message with another creation time.
     pub fn with_created_at(mut self, created_at: Timestamp) -> Self {
-        self.created_at = created_at;
+        self.times = Times::new(created_at, self.updated_at());
         self
     }
 
     /// The same message with another update time.
     pub fn with_updated_at(mut self, updated_at: Timestamp) -> Self {
-        self.updated_at = updated_at;
+        self.times = Times::new(self.created_at(), updated_at);
         self
     }
 
@@ -369,12 +405,12 @@ impl Message {
 
     /// When it was created.
     pub fn created_at(&self) -> Timestamp {
-        self.created_at
+        self.times.created_at()
     }
 
     /// When it was last changed.
     pub fn updated_at(&self) -> Timestamp {
-        self.updated_at
+        self.times.updated_at()
     }
 
     fn validate(&self) -> Result<(), PrimitiveError> {
@@ -449,8 +485,7 @@ impl TryFrom<MessageFields> for Message {
                 || !extras.attachments.is_empty()
                 || extras.answer.is_some())
             .then(|| Arc::new(extras)),
-            created_at,
-            updated_at,
+            times: Times::new(created_at, updated_at),
         };
         message.validate()?;
         Ok(message)
@@ -546,12 +581,33 @@ mod tests {
     }
 
     /// A message is moved and copied wherever the turn's records go (the turn's, the
-    /// dispatch's, the adapter's): what most messages leave out is one shared box, not inline.
-    /// It was 184 bytes with its identity, attachments and answer link inline.
+    /// dispatch's, the adapter's): what most messages leave out is one shared box, not inline,
+    /// and its two times are kept as their parts (24 bytes where two `Timestamp`s were 32).
+    /// It was 184 bytes with its identity, attachments and answer link inline, then 88.
     #[test]
-    fn a_message_stays_within_88_bytes() {
+    fn a_message_stays_within_80_bytes() {
         let size = std::mem::size_of::<Message>();
-        assert!(size <= 88, "a message is {size} bytes");
+        assert!(size <= 80, "a message is {size} bytes");
+    }
+
+    #[test]
+    fn times_read_back_as_given_at_either_end_of_the_range() {
+        for at in [
+            Timestamp::MIN,
+            Timestamp::MAX,
+            Timestamp::UNIX_EPOCH,
+            Timestamp::new(-1, -1).unwrap(),
+        ] {
+            let message = Message::user("m", "hi")
+                .unwrap()
+                .with_created_at(at)
+                .with_updated_at(Timestamp::MAX);
+            assert_eq!(message.created_at(), at);
+            assert_eq!(message.updated_at(), Timestamp::MAX);
+            let back: Message =
+                serde_json::from_value(serde_json::to_value(&message).unwrap()).unwrap();
+            assert_eq!((back.created_at(), back.updated_at()), (at, Timestamp::MAX));
+        }
     }
 
     /// A new message is dated now, to the nanosecond, as `Timestamp::now` reads the clock.
