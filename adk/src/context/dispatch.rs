@@ -261,6 +261,10 @@ impl DispatchContext {
         {
             self.system_prompt = Tokenizable::new(rendered);
         }
+        // Most dispatches have none: the loops below and their vector are not free.
+        if self.standing_instructions.is_empty() {
+            return Ok(());
+        }
         let mut rendered_instructions = Vec::new();
         for (index, instruction) in self.standing_instructions.iter().enumerate() {
             let text = match instruction {

@@ -437,20 +437,34 @@ impl State {
 
     /// A copy that also journals its changes, so a dispatch can hand them to the turn when it
     /// completes an iteration or is acknowledged.
+    ///
+    /// Built field by field: through `..self.clone()` the turn's journal and typed state were
+    /// cloned only to be dropped, and an empty vector of middleware writes still cost a clone
+    /// call (every dispatch).
     pub(crate) fn with_journal(&self) -> Self {
         Self {
+            loaded: Arc::clone(&self.loaded),
+            changes: self.changes.clone(),
             journal: Some(Vec::new()),
+            middleware_loaded: Arc::clone(&self.middleware_loaded),
+            middleware_writes: if self.middleware_writes.is_empty() {
+                Vec::new()
+            } else {
+                self.middleware_writes.clone()
+            },
             typed: self
                 .typed
                 .as_ref()
                 .map(|typed| Box::new(typed.with_journal())),
-            ..self.clone()
         }
     }
 
     /// Applies the journaled changes of a dispatch's copy to `turn`, in the order they were made.
     pub(crate) fn flush_journal_into(&mut self, turn: &mut State) {
-        if let Some(journal) = &mut self.journal {
+        // Mostly empty: an empty vector's drain is not free.
+        if let Some(journal) = &mut self.journal
+            && !journal.is_empty()
+        {
             for (key, change) in journal.drain(..) {
                 turn.changes.insert(key, change);
             }
