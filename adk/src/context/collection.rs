@@ -50,6 +50,34 @@ pub struct Collection<T> {
     in_step: bool,
 }
 
+impl<T> Drop for Collection<T> {
+    /// Most collections are empty, never shared and never shadowed: for them the drop is three
+    /// tests inlined where the collection is dropped. The drop glue of the fields was an
+    /// out-of-line call of about 15 instructions before the records' own (a turn and its
+    /// dispatch drop ten collections, most of them empty).
+    #[inline]
+    fn drop(&mut self) {
+        if self.shared.is_some() || self.shadowed.is_some() || !self.own.is_unallocated() {
+            // Taken out, the fields are known to be empty, and their own drop glue vanishes.
+            drop_parts(
+                self.shared.take(),
+                self.shadowed.take(),
+                std::mem::take(&mut self.own),
+            );
+        }
+    }
+}
+
+/// Drops what a collection held, out of line (see `Collection`'s `Drop`).
+#[inline(never)]
+fn drop_parts<T>(
+    shared: Option<Arc<Records<T>>>,
+    shadowed: Option<Box<Shadowed<T>>>,
+    own: Records<T>,
+) {
+    drop((shared, shadowed, own));
+}
+
 impl<T: Clone> Clone for Collection<T> {
     /// A copy of the records, which is not in step with any turn (see `in_step`).
     fn clone(&self) -> Self {
@@ -379,9 +407,9 @@ impl<T: Record> IntoIterator for Collection<T> {
     type Item = T;
     type IntoIter = std::vec::IntoIter<T>;
 
-    fn into_iter(self) -> Self::IntoIter {
+    fn into_iter(mut self) -> Self::IntoIter {
         let records: Vec<T> = if self.shared.is_none() {
-            self.own.into_vec()
+            std::mem::take(&mut self.own).into_vec()
         } else {
             self.iter().cloned().collect()
         };
