@@ -2,6 +2,7 @@
 //! in constant time, and shared between a turn and its dispatch without copying.
 
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use super::records::{IdHasher, Records};
@@ -31,18 +32,22 @@ use crate::primitives::Record;
 /// ```
 pub struct Collection<T> {
     /// Records shared with another collection; never changed while shared.
-    shared: Option<Arc<Records<T>>>,
+    ///
+    /// This field, `shadowed` and `own` are `ManuallyDrop`, dropped by `Collection`'s `Drop`
+    /// (taken out through `DerefMut`, no `unsafe`): as plain fields their drop glue ran after
+    /// it, and was not always optimised away where they were known to be empty.
+    shared: ManuallyDrop<Option<Arc<Records<T>>>>,
     /// Shared records this collection replaced (`Some`) or deleted (`None`), by their position
     /// in `shared` (stable, since `shared` never changes). Made with its first entry: most
     /// collections never shadow a record, and an empty map still cost a call to drop. Boxed,
     /// being rare: inline the map's 32 bytes made every collection larger, and every context
     /// holding five of them.
-    shadowed: Option<Box<Shadowed<T>>>,
+    shadowed: ManuallyDrop<Option<Box<Shadowed<T>>>>,
     /// How many entries of `shadowed` are deletions (a `u32`, which a collection in memory
     /// cannot outgrow, so `in_step` fits beside it and the collection stays 56 bytes).
     deleted: u32,
     /// Records not in `shared`, after the shared ones, in insertion order.
-    own: Records<T>,
+    own: ManuallyDrop<Records<T>>,
     /// Whether every change since [`Collection::share`] made this collection came through
     /// [`Collection::apply_queued`]: then its records are those of the collection it was shared
     /// from plus the queued changes, and the turn can take it over instead of replaying them.
@@ -58,11 +63,10 @@ impl<T> Drop for Collection<T> {
     #[inline]
     fn drop(&mut self) {
         if self.shared.is_some() || self.shadowed.is_some() || !self.own.is_unallocated() {
-            // Taken out, the fields are known to be empty, and their own drop glue vanishes.
             drop_parts(
                 self.shared.take(),
                 self.shadowed.take(),
-                std::mem::take(&mut self.own),
+                std::mem::take(&mut *self.own),
             );
         }
     }
@@ -94,10 +98,10 @@ impl<T: Clone> Clone for Collection<T> {
 impl<T> Default for Collection<T> {
     fn default() -> Self {
         Self {
-            shared: None,
-            shadowed: None,
+            shared: ManuallyDrop::new(None),
+            shadowed: ManuallyDrop::new(None),
             deleted: 0,
-            own: Records::default(),
+            own: ManuallyDrop::default(),
             in_step: false,
         }
     }
@@ -146,12 +150,6 @@ impl<T: Record> Collection<T> {
             return;
         }
         self.own.push_new(record);
-    }
-
-    /// Allocates room for a first record of its own, if it has none (see
-    /// [`Records::reserve_first`]); changes no record.
-    pub(crate) fn reserve_first(&mut self) {
-        self.own.reserve_first();
     }
 
     /// Removes and returns the record with this id.
@@ -242,9 +240,9 @@ impl<T: Record> Collection<T> {
         }
         Self {
             shared: self.shared.clone(),
-            shadowed: None,
+            shadowed: ManuallyDrop::new(None),
             deleted: 0,
-            own: Records::default(),
+            own: ManuallyDrop::default(),
             in_step: true,
         }
     }
@@ -255,11 +253,11 @@ impl<T: Record> Collection<T> {
     fn fold_into_shared(&mut self) {
         let records = if self.shadowed.is_none() {
             match self.shared.take() {
-                None => std::mem::take(&mut self.own),
+                None => std::mem::take(&mut *self.own),
                 Some(shared) => {
                     // Usually the only holder by now: append in place rather than copy.
                     let mut records = Arc::unwrap_or_clone(shared);
-                    records.append_new(std::mem::take(&mut self.own));
+                    records.append_new(std::mem::take(&mut *self.own));
                     records
                 }
             }
@@ -268,9 +266,9 @@ impl<T: Record> Collection<T> {
             self.own.clear();
             records
         };
-        self.shadowed = None;
+        *self.shadowed = None;
         self.deleted = 0;
-        self.shared = Some(Arc::new(records));
+        *self.shared = Some(Arc::new(records));
     }
 
     /// Makes `change` as a queued one: a change the turn this collection was shared from gets
@@ -297,7 +295,7 @@ impl<T: Record> Collection<T> {
     /// A dispatch that holds nothing of its own is left alone (there is nothing to gain), as
     /// is one that does not share this collection's records.
     pub(crate) fn adopt(&mut self, dispatch: &mut Self) -> bool {
-        let same_records = match (&self.shared, &dispatch.shared) {
+        let same_records = match (&*self.shared, &*dispatch.shared) {
             (None, None) => true,
             (Some(turn), Some(dispatch)) => Arc::ptr_eq(turn, dispatch),
             _ => false,
@@ -409,7 +407,7 @@ impl<T: Record> IntoIterator for Collection<T> {
 
     fn into_iter(mut self) -> Self::IntoIter {
         let records: Vec<T> = if self.shared.is_none() {
-            std::mem::take(&mut self.own).into_vec()
+            std::mem::take(&mut *self.own).into_vec()
         } else {
             self.iter().cloned().collect()
         };

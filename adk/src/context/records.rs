@@ -76,6 +76,15 @@ impl<T> Default for Records<T> {
     }
 }
 
+/// The capacity `Vec::push` gives a vector of `T` on its first record.
+const fn first_capacity<T>() -> usize {
+    match std::mem::size_of::<T>() {
+        1 => 8,
+        size if size <= 1024 => 4,
+        _ => 1,
+    }
+}
+
 fn hash_id(id: &str) -> u64 {
     IdHasher.hash_one(id)
 }
@@ -106,10 +115,15 @@ impl<T: Record> Records<T> {
         }
     }
 
-    /// The body, made empty if there is none yet.
+    /// The body, made if there is none yet with room for a first record.
+    ///
+    /// The vector is made with the capacity `push` would give it (the standard library's
+    /// smallest non-zero one), not empty: through `push` a first record took the
+    /// amortized-growth path, an out-of-line call that works out the size and "reallocates"
+    /// from nothing, and most collections get one record or none.
     fn body_mut(&mut self) -> &mut Body<T> {
         self.body.get_or_insert_with(|| Body {
-            entries: Vec::new(),
+            entries: Vec::with_capacity(first_capacity::<T>()),
             index: None,
         })
     }
@@ -132,8 +146,15 @@ impl<T: Record> Records<T> {
 
     /// Room for `additional` more records without reallocating the vector.
     pub(super) fn reserve(&mut self, additional: usize) {
-        if additional > 0 {
-            self.body_mut().entries.reserve(additional);
+        match &mut *self.body {
+            _ if additional == 0 => {}
+            Some(body) => body.entries.reserve(additional),
+            None => {
+                *self.body = Some(Body {
+                    entries: Vec::with_capacity(additional),
+                    index: None,
+                });
+            }
         }
     }
 
@@ -149,25 +170,6 @@ impl<T: Record> Records<T> {
             return;
         }
         self.push_new(record);
-    }
-
-    /// Allocates the vector for a first record, if it has none, with the capacity `push`
-    /// would give it (the standard library's smallest non-zero one). Through `push` a first
-    /// record takes the amortized-growth path, an out-of-line call that works out the size and
-    /// "reallocates" from nothing; a dispatch storing its answer into an empty collection took
-    /// it every turn. Called before the record is made, not from `push_new`: there the check
-    /// cost each record a copy to the stack (loading a long history, 72 instructions a record).
-    #[inline(never)]
-    pub(super) fn reserve_first(&mut self) {
-        let body = self.body_mut();
-        if body.entries.capacity() == 0 {
-            let capacity = match std::mem::size_of::<T>() {
-                1 => 8,
-                size if size <= 1024 => 4,
-                _ => 1,
-            };
-            body.entries = Vec::with_capacity(capacity);
-        }
     }
 
     /// Appends a record whose id is not present.
@@ -299,8 +301,8 @@ mod tests {
 
     #[test]
     fn the_first_records_vector_has_the_capacity_push_would_give_it() {
-        let mut reserved = Records::<Message>::default();
-        reserved.reserve_first();
+        let mut first = Records::<Message>::default();
+        first.push_new(Message::user("m1", "text").unwrap());
         // `push`'s own growth is what is compared, not `vec!`'s exact capacity.
         #[allow(clippy::vec_init_then_push)]
         let pushed = {
@@ -308,14 +310,12 @@ mod tests {
             pushed.push(Message::user("m1", "text").unwrap());
             pushed
         };
-        assert_eq!(reserved.capacity(), pushed.capacity());
+        assert_eq!(first.capacity(), pushed.capacity());
 
-        // A vector that has room already is left as it is.
-        let mut full = numbered(3);
-        let before = full.as_slice().as_ptr();
-        full.reserve_first();
-        assert_eq!(full.as_slice().as_ptr(), before);
-        assert_eq!(ids(&full), ["m0", "m1", "m2"]);
+        // Room asked for up front is made exactly, not after a first record's.
+        let mut reserved = Records::<Message>::default();
+        reserved.reserve(20);
+        assert_eq!(reserved.capacity(), 20);
     }
 
     impl<T> Records<T> {

@@ -153,12 +153,7 @@ fn apply_change<T: super::Record>(collection: &mut Collection<T>, change: Change
 /// Applies a copy of `change`: the record is cloned straight into the collection.
 fn apply_change_copy<T: super::Record>(collection: &mut Collection<T>, change: &Change<T>) {
     collection.apply_queued(|collection| match change {
-        Change::Store(record) => {
-            // Mostly a dispatch's first record of the kind (its answer): its vector is made
-            // before the clone rather than through `push`'s growth path.
-            collection.reserve_first();
-            collection.add(record.clone());
-        }
+        Change::Store(record) => collection.add(record.clone()),
         Change::Mutate(record) => collection.replace(record.clone()),
         Change::Delete(id) => {
             collection.remove(id);
