@@ -492,6 +492,11 @@ impl DispatchContext {
         self.shared.events.emit(event);
     }
 
+    /// Inlined, with [`Delta::apply_copy`], into each storage method: there the change's kind
+    /// is known, so the copy goes straight to its collection and the change straight into the
+    /// queue. Out of line, the whole delta (as large as the largest record) was copied to the
+    /// stack to be matched, and all seven collections gathered for the one it touches.
+    #[inline]
     fn record_change(&mut self, delta: Delta) {
         delta.apply_copy(self.collections_mut());
         self.queue.push(delta);

@@ -45,6 +45,7 @@ pub(crate) struct Queue {
 }
 
 impl Queue {
+    #[inline]
     pub(crate) fn push(&mut self, delta: Delta) {
         match delta {
             // `first` is set only into an empty queue, so it comes before all of `rest`.
@@ -281,6 +282,7 @@ impl Delta {
     /// Applies a copy of the change, leaving this one to be queued: a record change clones
     /// only its change (its record or id), not the whole delta (a delta is as large as the
     /// largest record).
+    #[inline]
     pub(crate) fn apply_copy(&self, target: CollectionsMut<'_>) {
         match self {
             Self::Message(change) => apply_change_copy(target.messages, change),
