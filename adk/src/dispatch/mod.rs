@@ -98,11 +98,13 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     let mut dispatch_error: Option<TurnError> = match ctx.render_instructions() {
         // Boxed, and only when there is something to spool: the spooling future is larger than
         // the rest of the dispatch, and inline it would be copied with every turn's future.
+        // (An empty collection is asked first: its iterator is an out-of-line call.)
         Ok(())
-            if ctx
-                .retrievables
-                .iter()
-                .any(|retrievable| retrievable.spoolable_text().is_some()) =>
+            if !ctx.retrievables.is_empty()
+                && ctx
+                    .retrievables
+                    .iter()
+                    .any(|retrievable| retrievable.spoolable_text().is_some()) =>
         {
             Box::pin(spool_preloaded(&mut ctx)).await.err()
         }
