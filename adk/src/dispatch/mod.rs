@@ -295,7 +295,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         status,
         error,
         iterations: started_iterations,
-        later_errors: std::mem::take(&mut ctx.later_failures),
+        later_errors: std::mem::take(&mut *ctx.later_failures),
         abort_reason,
     }
 }
