@@ -579,6 +579,14 @@ impl DispatchContext {
             return;
         }
         self.absorb_tool_state();
+        // The common case, one stored message (the answer): its collection taken over, the
+        // queued change is in it already (what the general path below does, without its walks
+        // over the queue and the five kinds).
+        if self.queue.is_one_message_change() && turn.messages.adopt(&mut self.messages) {
+            self.queue.clear();
+            self.state.flush_journal_into(&mut turn.state);
+            return;
+        }
         // Only the collections a queued write changed are worth taking over.
         let mut written = Adopted::default();
         for kind in self.queue.collections() {

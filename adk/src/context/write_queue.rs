@@ -77,6 +77,11 @@ impl Queue {
         }
     }
 
+    /// Whether the queue holds exactly one change, to a message.
+    pub(crate) fn is_one_message_change(&self) -> bool {
+        self.first.is_some() && self.rest.is_empty()
+    }
+
     pub(crate) fn len(&self) -> usize {
         usize::from(self.first.is_some()) + self.rest.len()
     }
