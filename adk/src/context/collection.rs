@@ -126,9 +126,12 @@ impl<T: Record> Collection<T> {
 
     /// Adds every record in order; see [`Collection::add`]. Linear in the number of records.
     pub fn extend(&mut self, records: impl IntoIterator<Item = T>) {
-        let records = records.into_iter();
         if self.shared.is_none() {
-            self.own.reserve(records.size_hint().0);
+            // What `add` does for each record when nothing is shared, without its checks for
+            // every record (loading a history adds thousands).
+            self.in_step = false;
+            self.own.extend(records);
+            return;
         }
         for record in records {
             self.add(record);

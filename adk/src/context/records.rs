@@ -151,7 +151,7 @@ impl<T: Record> Records<T> {
             Some(body) => body.entries.reserve(additional),
             None => {
                 *self.body = Some(Body {
-                    entries: Vec::with_capacity(additional),
+                    entries: Vec::with_capacity(additional.max(first_capacity::<T>())),
                     index: None,
                 });
             }
@@ -159,17 +159,30 @@ impl<T: Record> Records<T> {
     }
 
     /// Replaces the record with the same id where it stands, or appends it.
+    ///
+    /// Inlined, as its body's: loading a history calls it for every record.
+    #[inline]
     pub(super) fn replace(&mut self, record: T) {
-        if let Some(body) = &mut *self.body
-            && let Some(slot) = body
-                .position(record.record_id())
-                .and_then(|position| body.entries.get_mut(position))
-        {
-            // Same id, so the index is unchanged.
-            *slot = record;
-            return;
+        match &mut *self.body {
+            Some(body) => body.replace(record),
+            None => self.push_new(record),
         }
-        self.push_new(record);
+    }
+
+    /// Replaces or appends every record in order, as [`replace`](Self::replace) does, with
+    /// room made first for as many as `records` says it holds: the body is found once, not
+    /// for every record (loading a history adds thousands).
+    pub(super) fn extend(&mut self, records: impl IntoIterator<Item = T>) {
+        let mut records = records.into_iter();
+        let Some(first) = records.next() else {
+            return;
+        };
+        self.reserve(records.size_hint().0.saturating_add(1));
+        let body = self.body_mut();
+        body.replace(first);
+        for record in records {
+            body.replace(record);
+        }
     }
 
     /// Appends a record whose id is not present.
@@ -228,6 +241,20 @@ impl<T: Record> Body<T> {
             .copied()
     }
 
+    /// Replaces the record with the same id where it stands, or appends it.
+    #[inline]
+    fn replace(&mut self, record: T) {
+        if let Some(slot) = self
+            .position(record.record_id())
+            .and_then(|position| self.entries.get_mut(position))
+        {
+            // Same id, so the index is unchanged.
+            *slot = record;
+            return;
+        }
+        self.push_new(record);
+    }
+
     /// Appends a record whose id is not present.
     fn push_new(&mut self, record: T) {
         self.entries.push(record);
@@ -283,12 +310,8 @@ impl<T: Record> Body<T> {
 impl<T: Record> FromIterator<T> for Records<T> {
     /// The records in order; a later record with an id already present replaces it in place.
     fn from_iter<I: IntoIterator<Item = T>>(records: I) -> Self {
-        let records = records.into_iter();
         let mut collected = Self::default();
-        collected.reserve(records.size_hint().0);
-        for record in records {
-            collected.replace(record);
-        }
+        collected.extend(records);
         collected
     }
 }
@@ -343,6 +366,32 @@ mod tests {
         assert_eq!(cleared.position("m0"), None);
         cleared.replace(Message::user("m0", "again").unwrap());
         assert_eq!(ids(&cleared), ["m0"]);
+    }
+
+    #[test]
+    fn extending_replaces_a_present_id_in_place_and_nothing_allocates_nothing() {
+        let mut records = numbered(3);
+        records.extend([
+            Message::user("m1", "edited").unwrap(),
+            Message::user("new", "text").unwrap(),
+            Message::user("new", "again").unwrap(),
+        ]);
+        assert_eq!(ids(&records), ["m0", "m1", "m2", "new"]);
+        assert_eq!(
+            records.get("m1").unwrap().content().unwrap().render(),
+            "edited"
+        );
+        assert_eq!(
+            records.get("new").unwrap().content().unwrap().render(),
+            "again"
+        );
+
+        let mut empty = Records::<Message>::default();
+        empty.extend(std::iter::empty());
+        assert!(empty.is_unallocated());
+        // Past the threshold in one go: every record findable through the index.
+        empty.extend((0..3 * SCANNED_UP_TO).map(|n| Message::user(format!("m{n}"), "t").unwrap()));
+        assert_eq!(empty.position("m20"), Some(20));
     }
 
     fn ids(records: &Records<Message>) -> Vec<&str> {
