@@ -2,13 +2,14 @@
 //! dispatch share with the caller's cancellation token.
 
 use std::fmt;
-use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU8, Ordering, fence};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::storage::LazyToken;
+
+use super::lean::Lean;
 
 /// Why a turn or dispatch was aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,25 +124,9 @@ pub(crate) struct AbortState {
     flags: AtomicU8,
     reason: Mutex<Option<AbortReason>>,
     /// A dispatch's token; a turn's is its storage context's ([`LazyToken`]), which the turn's
-    /// methods here take. `ManuallyDrop`, dropped by `AbortState`'s `Drop` (taken out, no
-    /// `unsafe`) only when made: the glue of the plain `OnceLock` was an out-of-line call of 11
-    /// instructions for every context, and most never make one.
-    token: ManuallyDrop<OnceLock<CancellationToken>>,
-}
-
-impl Drop for AbortState {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(token) = self.token.take() {
-            drop_token(token);
-        }
-    }
-}
-
-/// Drops a made token, out of line (see [`AbortState`]'s `token`).
-#[inline(never)]
-fn drop_token(token: CancellationToken) {
-    drop(token);
+    /// methods here take. [`Lean`]: the glue of the plain `OnceLock` was an out-of-line call of
+    /// 11 instructions for every context, and most never make one.
+    token: Lean<OnceLock<CancellationToken>>,
 }
 
 /// `abort` was called.
@@ -160,7 +145,7 @@ impl AbortState {
         Self {
             flags: AtomicU8::new(if made { TOKEN } else { 0 }),
             reason: Mutex::new(None),
-            token: ManuallyDrop::new(OnceLock::new()),
+            token: Lean::default(),
         }
     }
 
@@ -171,7 +156,7 @@ impl AbortState {
         Self {
             flags: AtomicU8::new(0),
             reason: Mutex::new(None),
-            token: ManuallyDrop::new(OnceLock::new()),
+            token: Lean::default(),
         }
     }
 

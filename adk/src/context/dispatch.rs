@@ -13,6 +13,7 @@ use crate::state::{State, template};
 use crate::storage::StorageContext;
 
 use super::abort::AbortState;
+use super::lean::Lean;
 use super::streams::Streams;
 use super::turn::TurnShared;
 use super::write_queue::{Adopted, CollectionKind, CollectionsMut, Delta};
@@ -119,54 +120,12 @@ pub struct DispatchContext {
     pub(crate) pipeline_failure: Option<Box<TurnError>>,
     // Failures after the first in one pipeline walk (from the post-steps of upstream
     // middleware): reported as events after the one that ended the dispatch.
-    pub(crate) later_failures: LeanVec<TurnError>,
+    pub(crate) later_failures: Lean<Vec<TurnError>>,
     abort: AbortState,
     pub(crate) streams: Streams,
     /// What the executor reported with `report_generation_stats` this iteration.
-    pub(crate) generation_stats: Mutex<LeanVec<crate::events::GenerationStats>>,
+    pub(crate) generation_stats: Mutex<Lean<Vec<crate::events::GenerationStats>>>,
     pub(crate) shared: Arc<TurnShared>,
-}
-
-/// A vector dropped only when it holds an allocation: the dispatch's rare lists (later
-/// failures, generation statistics) are mostly never used, and the drop glue of an empty
-/// `Vec` was an out-of-line call of 14 instructions. The vector is `ManuallyDrop`, taken out
-/// through `DerefMut` (no `unsafe`) by `Drop`.
-#[derive(Debug)]
-pub(crate) struct LeanVec<T>(std::mem::ManuallyDrop<Vec<T>>);
-
-impl<T> Default for LeanVec<T> {
-    fn default() -> Self {
-        Self(std::mem::ManuallyDrop::new(Vec::new()))
-    }
-}
-
-impl<T> Drop for LeanVec<T> {
-    #[inline]
-    fn drop(&mut self) {
-        if self.0.capacity() != 0 {
-            drop_vec(std::mem::take(&mut *self.0));
-        }
-    }
-}
-
-/// Drops a vector, out of line (see [`LeanVec`]).
-#[inline(never)]
-fn drop_vec<T>(vec: Vec<T>) {
-    drop(vec);
-}
-
-impl<T> std::ops::Deref for LeanVec<T> {
-    type Target = Vec<T>;
-
-    fn deref(&self) -> &Vec<T> {
-        &self.0
-    }
-}
-
-impl<T> std::ops::DerefMut for LeanVec<T> {
-    fn deref_mut(&mut self) -> &mut Vec<T> {
-        &mut self.0
-    }
 }
 
 impl std::fmt::Debug for DispatchContext {
@@ -215,7 +174,7 @@ impl DispatchContext {
             ack_handlers: None,
             queue: super::write_queue::Queue::default(),
             pipeline_failure: None,
-            later_failures: LeanVec::default(),
+            later_failures: Lean::default(),
             abort: AbortState::for_dispatch(),
             streams: Streams::default(),
             generation_stats: Mutex::default(),

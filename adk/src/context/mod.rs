@@ -5,6 +5,7 @@ mod abort;
 mod collection;
 mod dispatch;
 mod gate;
+mod lean;
 mod middleware_state_methods;
 mod pipelines;
 mod raw;

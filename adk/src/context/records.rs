@@ -7,10 +7,10 @@
 //! vector) and a hash per lookup, for nothing a scan of a few ids does not do as fast.
 
 use std::hash::BuildHasher;
-use std::mem::ManuallyDrop;
 
 use hashbrown::HashTable;
 
+use super::lean::Lean;
 use crate::primitives::Record;
 
 pub(super) use crate::ids::IdHasher;
@@ -20,33 +20,14 @@ const SCANNED_UP_TO: usize = 8;
 
 /// Records in insertion order, at most one per id.
 ///
-/// The body is `None` until it is given a first record (or room for one), and dropped out of
-/// line: most collections stay empty, and dropping an empty one is then a test inlined where
-/// it is dropped. The vector's drop was an out-of-line call that saved six registers before
-/// finding nothing to drop (about 28 instructions of the 43 an empty collection cost to drop;
-/// a turn and its dispatch drop nine of them).
-///
-/// The body sits in a `ManuallyDrop` so that it has no drop glue of its own: `Drop` takes it
-/// out (through `DerefMut`, no `unsafe`) and drops it. As a plain field its glue was an
-/// out-of-line call even where the body was known to be `None`.
+/// The body is `None` until it is given a first record (or room for one), and [`Lean`]: most
+/// collections stay empty, and dropping an empty one is then a test inlined where it is
+/// dropped. The vector's drop was an out-of-line call that saved six registers before finding
+/// nothing to drop (about 28 instructions of the 43 an empty collection cost to drop; a turn
+/// and its dispatch drop nine of them).
 #[derive(Clone)]
 pub(super) struct Records<T> {
-    body: ManuallyDrop<Option<Body<T>>>,
-}
-
-impl<T> Drop for Records<T> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(body) = self.body.take() {
-            drop_body(body);
-        }
-    }
-}
-
-/// Drops a body, out of line (see [`Records`]).
-#[inline(never)]
-fn drop_body<T>(body: Body<T>) {
-    drop(body);
+    body: Lean<Option<Body<T>>>,
 }
 
 /// What [`Records`] holds once it has held a record.
@@ -71,7 +52,7 @@ impl<T> Records<T> {
 impl<T> Default for Records<T> {
     fn default() -> Self {
         Self {
-            body: ManuallyDrop::new(None),
+            body: Lean::new(None),
         }
     }
 }

@@ -3,9 +3,10 @@
 //! stream's state survives iterations.
 
 use std::collections::HashMap;
-use std::mem::ManuallyDrop;
 
 use crate::events::{StreamedContent, ToolCallContent};
+
+use super::lean::Lean;
 
 /// Per-dispatch accumulators: a stream's state survives iterations, so a message streamed in
 /// iteration 0 cannot be reopened in iteration 1.
@@ -17,25 +18,10 @@ use crate::events::{StreamedContent, ToolCallContent};
 /// Boxed, being rare: inline the three maps (144 bytes) sat in every dispatch context, which
 /// must stay small enough for the allocator's fast path.
 ///
-/// `ManuallyDrop`, dropped by `Streams`' `Drop` (taken out through `DerefMut`, no `unsafe`):
-/// the glue of the plain `Option` was an out-of-line call of 9 instructions, every dispatch.
+/// [`Lean`]: the glue of the plain `Option` was an out-of-line call of 9 instructions, every
+/// dispatch.
 #[derive(Debug, Default)]
-pub(crate) struct Streams(ManuallyDrop<Option<Box<StreamMaps>>>);
-
-impl Drop for Streams {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(maps) = self.0.take() {
-            drop_maps(maps);
-        }
-    }
-}
-
-/// Drops the accumulators, out of line (see [`Streams`]).
-#[inline(never)]
-fn drop_maps(maps: Box<StreamMaps>) {
-    drop(maps);
-}
+pub(crate) struct Streams(Lean<Option<Box<StreamMaps>>>);
 
 /// The accumulators themselves, by stream id.
 #[derive(Debug, Default)]

@@ -1,11 +1,10 @@
 //! Changes to the turn collections, as values: applied at once to the context that made them
 //! and, inside a dispatch, queued for the turn until the iteration completes.
 
-use std::mem::ManuallyDrop;
-
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
 
 use super::Collection;
+use super::lean::Lean;
 
 /// One change to one collection.
 #[derive(Clone, Debug)]
@@ -41,28 +40,12 @@ pub(crate) enum Delta {
 /// call, about 400 bytes), a message's change less than half that, and the queue sits in every
 /// dispatch context, which must stay small enough for the allocator's fast path.
 ///
-/// Both fields are `ManuallyDrop`, dropped by `Queue`'s `Drop` (taken out through `DerefMut`,
-/// no `unsafe`) only when there is something to drop: most queues end empty, and their drop
-/// glue was an out-of-line call of 22 instructions.
+/// Both fields are [`Lean`]: most queues end empty, and their drop glue was an out-of-line
+/// call of 22 instructions.
 #[derive(Debug, Default)]
 pub(crate) struct Queue {
-    first: ManuallyDrop<Option<Change<Message>>>,
-    rest: ManuallyDrop<Vec<Delta>>,
-}
-
-impl Drop for Queue {
-    #[inline]
-    fn drop(&mut self) {
-        if self.first.is_some() || self.rest.capacity() != 0 {
-            drop_queued(self.first.take(), std::mem::take(&mut *self.rest));
-        }
-    }
-}
-
-/// Drops what a queue held, out of line (see `Queue`'s `Drop`).
-#[inline(never)]
-fn drop_queued(first: Option<Change<Message>>, rest: Vec<Delta>) {
-    drop((first, rest));
+    first: Lean<Option<Change<Message>>>,
+    rest: Lean<Vec<Delta>>,
 }
 
 impl Queue {
