@@ -83,10 +83,31 @@ impl ToolRegistryError {
 /// assert_eq!(refused.code(), "E_TOOL_ALREADY_REGISTERED");
 /// # Ok::<(), adk::primitives::ToolRegistryError>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct ToolRegistry {
     tools: Vec<Tool>,
     hidden: HashSet<String, NameHasher>,
+}
+
+impl Clone for ToolRegistry {
+    /// The same tools and hidden names. An empty part is made, not copied: a dispatch clones
+    /// its turn's registry, most turns hide no tool and many register none, and cloning an
+    /// empty vector or set is still an out-of-line call (about 45 instructions a dispatch for
+    /// an empty registry).
+    fn clone(&self) -> Self {
+        Self {
+            tools: if self.tools.is_empty() {
+                Vec::new()
+            } else {
+                self.tools.clone()
+            },
+            hidden: if self.hidden.is_empty() {
+                HashSet::default()
+            } else {
+                self.hidden.clone()
+            },
+        }
+    }
 }
 
 impl ToolRegistry {
@@ -317,6 +338,27 @@ mod tests {
             .handler(|_, _| async { Ok("ok") })
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn a_clone_has_the_same_tools_and_hidden_names_and_changes_on_its_own() {
+        let empty = ToolRegistry::new();
+        let copy = empty.clone();
+        assert_eq!(copy.len(), 0);
+        assert!(copy.hidden().is_empty());
+
+        let mut registry = ToolRegistry::from_tools([tool("search"), tool("fetch")]).unwrap();
+        registry.hide(["fetch"]);
+        let mut copy = registry.clone();
+        assert_eq!(copy.len(), 2);
+        assert!(copy.get("search").is_some());
+        assert!(copy.is_hidden("fetch"));
+        copy.hide(["search"]);
+        assert!(copy.is_hidden("search"));
+        assert!(
+            !registry.is_hidden("search"),
+            "the original is not changed by its copy"
+        );
     }
 
     fn ephemeral(name: &str) -> Tool {
