@@ -18,11 +18,10 @@ mod scripted_rules;
 mod tool_pipeline;
 mod tools;
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 
 use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 
 pub use executor::{Executor, ExecutorFn, executor_fn};
 #[cfg(feature = "otel")]
@@ -300,11 +299,6 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     }
 }
 
-/// Auto-spools the retrievables the dispatch starts with (spec 5.6, "dispatch preload"): those
-/// the turn holds with static, non-inline text — added to the turn directly rather than stored
-/// through a context — reach the executor spooled, like every stored or fetched one. The turn's
-/// own collection is left as it is. A failed spool ends the dispatch before its first
-/// iteration.
 /// Whether ledger results are still parked in the dispatch (tool calls whose record nobody
 /// mutated after they ran): rare, as a tool must have run under the ledger and no stored record
 /// carried its result. Checked before [`write_parked_results`] so that, most dispatches, the
@@ -317,13 +311,18 @@ fn has_parked_results(ctx: &DispatchContext) -> bool {
 /// being rare: inline, its 208 bytes would sit in every dispatch's future.
 fn write_parked_results(
     ctx: &DispatchContext,
-) -> Pin<Box<dyn Future<Output = Result<(), crate::storage::StorageError>> + Send + '_>> {
+) -> BoxFuture<'_, Result<(), crate::storage::StorageError>> {
     Box::pin(crate::storage::ledger::write_pending(
         &ctx.shared.storage,
         &ctx.shared.storage_context,
     ))
 }
 
+/// Auto-spools the retrievables the dispatch starts with (spec 5.6, "dispatch preload"): those
+/// the turn holds with static, non-inline text — added to the turn directly rather than stored
+/// through a context — reach the executor spooled, like every stored or fetched one. The turn's
+/// own collection is left as it is. A failed spool ends the dispatch before its first
+/// iteration.
 async fn spool_preloaded(ctx: &mut DispatchContext) -> Result<(), TurnError> {
     let unspooled: Vec<_> = ctx
         .retrievables
