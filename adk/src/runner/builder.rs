@@ -328,14 +328,12 @@ impl<S, X> TurnRunnerBuilder<S, X> {
                 return Err(BuildError::StateWithoutStore { writes });
             }
         }
-        let storage = self.storage.into_storage();
         let turn_env = Arc::new(TurnEnv {
-            storage: storage.clone(),
+            storage: self.storage.into_storage(),
             events: EventSink::new(self.listeners.into()),
             tool_pipeline: crate::dispatch::tool_pipeline(self.tool_execution),
         });
         Ok(TurnRunner::from_parts(RunnerParts {
-            storage,
             executor: self.executor.into_executor(),
             tools: self.tools,
             turn_input: self.turn_input,

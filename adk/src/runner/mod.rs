@@ -36,7 +36,6 @@ use crate::primitives::{Message, Role, Tool, ToolRegistry};
 use crate::state::{
     SessionKey, SessionStore, SessionStoreError, SharedSessionStore, State, StateKey,
 };
-use crate::storage::SharedStorage;
 
 /// `$future.instrument($span).await`, or `$future.await` when no subscriber wants the span: the
 /// wrapper would check the span on every poll and copy the future once more, for nothing.
@@ -52,15 +51,14 @@ macro_rules! in_span {
 }
 
 pub(crate) struct RunnerParts {
-    pub(crate) storage: SharedStorage,
     pub(crate) executor: Arc<dyn Executor>,
     pub(crate) tools: Vec<Tool>,
     pub(crate) turn_input: Stack<TurnInput>,
     pub(crate) turn_output: Stack<TurnOutput>,
     pub(crate) dispatch_input: Stack<DispatchInput>,
     pub(crate) dispatch_output: Stack<DispatchOutput>,
-    /// What every turn works with: the storage (again), the listeners, and the
-    /// `tool_execution` pipeline with the handler step last (`None` without tool middleware).
+    /// What every turn works with: the storage, the listeners, and the `tool_execution`
+    /// pipeline with the handler step last (`None` without tool middleware).
     pub(crate) turn_env: Arc<TurnEnv>,
     pub(crate) max_iterations: u32,
     pub(crate) session_store: Option<SharedSessionStore>,
@@ -164,7 +162,7 @@ impl TurnRunner {
         raw: &RawTurnContext,
     ) -> Result<Option<InterruptedTurn>, ResumeError> {
         let ctx = resume::storage_context_of(raw);
-        resume::find_interrupted(&self.parts.storage, &ctx).await
+        resume::find_interrupted(&self.parts.turn_env.storage, &ctx).await
     }
 
     /// Continues the conversation's interrupted turn ([`interrupted`](Self::interrupted)) from
@@ -292,7 +290,7 @@ impl TurnRunner {
         let Some(store) = &self.parts.session_store else {
             return Err(crate::state::ForkError::NoSessionStore);
         };
-        fork.run(&self.parts.storage, store).await
+        fork.run(&self.parts.turn_env.storage, store).await
     }
 
     async fn walk(&self, ctx: &mut TurnContext) -> Option<DispatchReport> {
@@ -621,7 +619,11 @@ impl TurnRunner {
             return;
         };
         for write in held.close() {
-            let stored = self.parts.storage.store_message(&write.ctx, write.message);
+            let stored = self
+                .parts
+                .turn_env
+                .storage
+                .store_message(&write.ctx, write.message);
             if let Err(error) = contained(stored).await {
                 ctx.shared.report_error(
                     TurnError::new(
