@@ -200,198 +200,51 @@ impl<T: Default> Future for Nothing<T> {
     }
 }
 
+/// Writes the [`NoopStorage`] callbacks that keep nothing, from a table of their names, the
+/// types of their arguments after the context, and what their future gives: each drops its
+/// arguments and returns [`Nothing`].
+macro_rules! nothing {
+    ($( $name:ident ( $($argument:ty),* ) -> $output:ty; )*) => {
+        $(
+            fn $name(
+                &self,
+                _ctx: &StorageContext,
+                $(_: $argument),*
+            ) -> impl Future<Output = Result<$output, StorageError>> + Send {
+                Nothing::default()
+            }
+        )*
+    };
+}
+
 impl StorageAdapter for NoopStorage {
-    fn fetch_memories(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<Memory>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn fetch_messages(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<Message>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn fetch_thoughts(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<Thought>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn fetch_tool_calls(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<ToolCall>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn fetch_tools(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<Tool>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn fetch_retrievables(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<Retrievable>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn refresh_standing_instructions(
-        &self,
-        _ctx: &StorageContext,
-    ) -> impl Future<Output = Result<Vec<StandingInstruction>, StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn store_memory(
-        &self,
-        _ctx: &StorageContext,
-        _memory: Memory,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn mutate_memory(
-        &self,
-        _ctx: &StorageContext,
-        _memory: Memory,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn delete_memory(
-        &self,
-        _ctx: &StorageContext,
-        _id: String,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn store_message(
-        &self,
-        _ctx: &StorageContext,
-        _message: Message,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn mutate_message(
-        &self,
-        _ctx: &StorageContext,
-        _message: Message,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn delete_message(
-        &self,
-        _ctx: &StorageContext,
-        _id: String,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn store_thought(
-        &self,
-        _ctx: &StorageContext,
-        _thought: Thought,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn mutate_thought(
-        &self,
-        _ctx: &StorageContext,
-        _thought: Thought,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn delete_thought(
-        &self,
-        _ctx: &StorageContext,
-        _id: String,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn store_tool_call(
-        &self,
-        _ctx: &StorageContext,
-        _tool_call: ToolCall,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn mutate_tool_call(
-        &self,
-        _ctx: &StorageContext,
-        _tool_call: ToolCall,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn delete_tool_call(
-        &self,
-        _ctx: &StorageContext,
-        _id: String,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn store_retrievable(
-        &self,
-        _ctx: &StorageContext,
-        _retrievable: Retrievable,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn mutate_retrievable(
-        &self,
-        _ctx: &StorageContext,
-        _retrievable: Retrievable,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn delete_retrievable(
-        &self,
-        _ctx: &StorageContext,
-        _id: String,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn store_standing_instruction(
-        &self,
-        _ctx: &StorageContext,
-        _instruction: StandingInstruction,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn mutate_standing_instruction(
-        &self,
-        _ctx: &StorageContext,
-        _instruction: StandingInstruction,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
-    }
-
-    fn delete_standing_instruction(
-        &self,
-        _ctx: &StorageContext,
-        _instruction: StandingInstruction,
-    ) -> impl Future<Output = Result<(), StorageError>> + Send {
-        Nothing::default()
+    // The callbacks that keep nothing, each returning a `Nothing`.
+    nothing! {
+        fetch_memories() -> Vec<Memory>;
+        fetch_messages() -> Vec<Message>;
+        fetch_thoughts() -> Vec<Thought>;
+        fetch_tool_calls() -> Vec<ToolCall>;
+        fetch_tools() -> Vec<Tool>;
+        fetch_retrievables() -> Vec<Retrievable>;
+        refresh_standing_instructions() -> Vec<StandingInstruction>;
+        store_memory(Memory) -> ();
+        mutate_memory(Memory) -> ();
+        delete_memory(String) -> ();
+        store_message(Message) -> ();
+        mutate_message(Message) -> ();
+        delete_message(String) -> ();
+        store_thought(Thought) -> ();
+        mutate_thought(Thought) -> ();
+        delete_thought(String) -> ();
+        store_tool_call(ToolCall) -> ();
+        mutate_tool_call(ToolCall) -> ();
+        delete_tool_call(String) -> ();
+        store_retrievable(Retrievable) -> ();
+        mutate_retrievable(Retrievable) -> ();
+        delete_retrievable(String) -> ();
+        store_standing_instruction(StandingInstruction) -> ();
+        mutate_standing_instruction(StandingInstruction) -> ();
+        delete_standing_instruction(StandingInstruction) -> ();
     }
 
     async fn store_media_bytes(
