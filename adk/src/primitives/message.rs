@@ -53,7 +53,10 @@ impl Role {
 /// assert!(Message::new("m-3", Role::User, None, Vec::new()).is_err());
 /// # Ok::<(), adk::primitives::PrimitiveError>(())
 /// ```
-#[derive(Deserialize)]
+// Cloning shares the id and the extras (identity, attachments, answer link) by reference count,
+// copies short text (it is inline) and shares longer text: a stored message is cloned two or
+// three times (for the adapter, the dispatch, the turn).
+#[derive(Clone, Deserialize)]
 #[serde(try_from = "MessageFields")]
 pub struct Message {
     // Shared: a stored message is cloned into the adapter's call, the dispatch's collection and
@@ -114,21 +117,6 @@ struct Extras {
     identity: Option<Identity>,
     attachments: Vec<Media>,
     answer: Option<AnswerLink>,
-}
-
-impl Clone for Message {
-    /// The same message. The id and the extras (identity, attachments, answer link) are shared
-    /// (reference counts), short text copied (it is inline), longer text shared: a stored
-    /// message is cloned two or three times (for the adapter, the dispatch, the turn).
-    fn clone(&self) -> Self {
-        Self {
-            id: Arc::clone(&self.id),
-            role: self.role,
-            content: self.content.clone(),
-            extras: self.extras.clone(),
-            times: self.times,
-        }
-    }
 }
 
 impl fmt::Debug for Message {
