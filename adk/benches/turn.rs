@@ -506,9 +506,7 @@ fn allocations_of(runtime: &tokio::runtime::Runtime, rows: &Rows, name: &str) ->
     if row.keeps_history() {
         free_kept_history();
     }
-    let before = counting_allocator::allocations();
-    runtime.block_on(rows.run(row));
-    let allocations = counting_allocator::allocations() - before;
+    let allocations = counting_allocator::counted(|| runtime.block_on(rows.run(row)));
     if row.keeps_history() {
         free_kept_history();
     }

@@ -1,6 +1,11 @@
-//! A global allocator that counts allocations (`alloc` and `realloc`) and forwards every call
-//! to the system allocator unchanged: shared by the benches that report allocations per run
-//! (`benches/turn.rs`, and the side-by-side `benches/peers/`), so both count the same way.
+//! A global allocator that counts allocations (`alloc` and `realloc`) made inside
+//! [`counted`], and forwards every call to the system allocator unchanged: shared by the benches
+//! that report allocations per run (`benches/turn.rs`, and the side-by-side `benches/peers/`),
+//! so both count the same way.
+//!
+//! Outside [`counted`] nothing is counted: a count is a locked instruction (about 20 cycles on
+//! this machine, and a barrier), which in the timed rows weighed on every kit by how many
+//! allocations it makes (13 a turn for adk, over 200 for the peers).
 //!
 //! A bench includes it with `#[path]` and installs it:
 //!
@@ -12,16 +17,30 @@
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Counts every allocation; see the module docs.
 pub struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+static COUNTING: AtomicBool = AtomicBool::new(false);
 
-/// How many allocations the process has made so far (`alloc` and `realloc` calls).
-pub fn allocations() -> usize {
-    ALLOCATIONS.load(Ordering::Relaxed)
+/// Runs `work` and returns how many allocations (`alloc` and `realloc` calls) the process made
+/// meanwhile.
+pub fn counted(work: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTING.store(true, Ordering::SeqCst);
+    work();
+    COUNTING.store(false, Ordering::SeqCst);
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+/// Counts one allocation when [`counted`] is running: a plain load otherwise.
+#[inline]
+fn count() {
+    if COUNTING.load(Ordering::Relaxed) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 // Counting allocations needs a global allocator, which is an unsafe trait; this one only
@@ -29,7 +48,7 @@ pub fn allocations() -> usize {
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded unchanged to the system allocator with the caller's layout.
         unsafe { System.alloc(layout) }
     }
@@ -40,7 +59,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.realloc(pointer, layout, new_size) }
     }

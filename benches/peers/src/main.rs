@@ -305,11 +305,12 @@ fn main() {
         for _ in 0..100 {
             rows.turn(&runtime, row, next_session());
         }
-        let before = counting_allocator::allocations();
-        for _ in 0..100 {
-            rows.turn(&runtime, row, next_session());
-        }
-        *per_turn = (counting_allocator::allocations() - before) as f64 / 100.0;
+        let counted = counting_allocator::counted(|| {
+            for _ in 0..100 {
+                rows.turn(&runtime, row, next_session());
+            }
+        });
+        *per_turn = counted as f64 / 100.0;
     }
 
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); ROWS.len()];
