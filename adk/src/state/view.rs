@@ -55,13 +55,17 @@ pub enum StateChange {
 /// assert_eq!(state.to_map(), json!({"user:theme": "dark", "temp:scratch": null}).as_object().unwrap().clone());
 /// # Ok::<(), adk::state::StateError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct State {
-    loaded: Arc<Loaded>,
+    /// `None`: nothing loaded (a turn without a session store), read as [`Loaded::empty`].
+    /// Not a clone of a shared empty `Arc`: that was two locked increments and two decrements
+    /// a turn (its state and its dispatch's copy), for nothing.
+    loaded: Option<Arc<Loaded>>,
     changes: Changes,
     /// Changes not yet handed on, kept only by a dispatch's copy (see `with_journal`).
     journal: Option<Vec<(String, StateChange)>>,
-    middleware_loaded: Arc<Vec<MiddlewareStateRecord>>,
+    /// `None`: no records loaded.
+    middleware_loaded: Option<Arc<Vec<MiddlewareStateRecord>>>,
     middleware_writes: Vec<MiddlewareStateWrite>,
     /// Typed middleware state, decoded from `middleware_loaded`. `None` until a turn loads a
     /// record or writes a state, so a turn that uses none pays for one word, not a map.
@@ -96,26 +100,15 @@ impl Changes {
     }
 }
 
-impl Default for State {
-    fn default() -> Self {
-        // Every turn without a session store starts empty: share the empty loaded values
-        // instead of allocating them each turn (a write never changes them).
-        static EMPTY_LOADED: std::sync::LazyLock<Arc<Loaded>> =
-            std::sync::LazyLock::new(Arc::default);
-        static EMPTY_MIDDLEWARE: std::sync::LazyLock<Arc<Vec<MiddlewareStateRecord>>> =
-            std::sync::LazyLock::new(Arc::default);
-        Self {
-            loaded: Arc::clone(&EMPTY_LOADED),
-            changes: Changes::default(),
-            journal: None,
-            middleware_loaded: Arc::clone(&EMPTY_MIDDLEWARE),
-            middleware_writes: Vec::new(),
-            typed: None,
+impl State {
+    /// What the session store loaded; empty when nothing was.
+    fn loaded(&self) -> &Loaded {
+        match &self.loaded {
+            Some(loaded) => loaded,
+            None => Loaded::empty(),
         }
     }
-}
 
-impl State {
     /// Empty state: what a turn sees without a session store.
     #[must_use]
     pub fn new() -> Self {
@@ -128,12 +121,12 @@ impl State {
         let typed = (!loaded.middleware.is_empty())
             .then(|| Box::new(MiddlewareStates::from_records(&loaded.middleware)));
         Self {
-            loaded: Arc::new(Loaded {
+            loaded: Some(Arc::new(Loaded {
                 session: loaded.session,
                 user: loaded.user,
                 app: loaded.app,
-            }),
-            middleware_loaded: Arc::new(loaded.middleware),
+            })),
+            middleware_loaded: Some(Arc::new(loaded.middleware)),
             typed,
             ..Self::default()
         }
@@ -147,7 +140,7 @@ impl State {
             Some(StateChange::Set(value)) => Some(value),
             Some(StateChange::Merge(merge)) => Some(merge.preview()),
             Some(StateChange::Delete) => None,
-            None => self.loaded.get(key),
+            None => self.loaded().get(key),
         }
     }
 
@@ -337,7 +330,7 @@ impl State {
     /// The merged view: every key with a value, prefixes included, `temp:` keys too.
     #[must_use]
     pub fn to_map(&self) -> Map<String, Value> {
-        let mut merged = self.loaded.merged();
+        let mut merged = self.loaded().merged();
         for (key, change) in self.changes.iter() {
             match change {
                 StateChange::Set(value) => {
@@ -374,7 +367,7 @@ impl State {
     /// the turn's thread's. Opaque JSON for typed middleware state to interpret.
     #[must_use]
     pub fn middleware_records(&self) -> &[MiddlewareStateRecord] {
-        &self.middleware_loaded
+        self.middleware_loaded.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// The turn's typed middleware state (see [`crate::middleware_state`]).
@@ -429,7 +422,7 @@ impl State {
     /// typed middleware state: what a tool handler reads and writes.
     pub(crate) fn detached(&self) -> Self {
         Self {
-            loaded: Arc::clone(&self.loaded),
+            loaded: self.loaded.clone(),
             changes: self.changes.clone(),
             ..Self::default()
         }
@@ -443,10 +436,10 @@ impl State {
     /// call (every dispatch).
     pub(crate) fn with_journal(&self) -> Self {
         Self {
-            loaded: Arc::clone(&self.loaded),
+            loaded: self.loaded.clone(),
             changes: self.changes.clone(),
             journal: Some(Vec::new()),
-            middleware_loaded: Arc::clone(&self.middleware_loaded),
+            middleware_loaded: self.middleware_loaded.clone(),
             middleware_writes: if self.middleware_writes.is_empty() {
                 Vec::new()
             } else {
@@ -526,7 +519,7 @@ impl State {
             let write = StateWrite {
                 name: name.to_owned(),
                 change: change.clone(),
-                expected: self.loaded.get(key.as_str()).cloned(),
+                expected: self.loaded().get(key.as_str()).cloned(),
             };
             match scope {
                 Scope::Session => commit.session.push(write),
@@ -561,6 +554,12 @@ struct Loaded {
 }
 
 impl Loaded {
+    /// What a turn without a session store reads: nothing, shared by every such state.
+    fn empty() -> &'static Self {
+        static EMPTY: std::sync::LazyLock<Loaded> = std::sync::LazyLock::new(Loaded::default);
+        &EMPTY
+    }
+
     /// The value of `key`, prefix included. The same answer as a lookup in
     /// [`merged`](Self::merged): an app or user key, then a session key of that exact name.
     fn get(&self, key: &str) -> Option<&Value> {
