@@ -111,10 +111,10 @@ pub(crate) fn caused_by_abort(error: &(dyn std::error::Error + 'static)) -> bool
 /// the turn's abort makes it to cancel it.
 ///
 /// Reading a token takes its lock. While the runner walks a turn it watches the turn's token
-/// (see [`watch_turn`]): a waker registered on it raises a flag when it is cancelled, or, when
-/// it was not made, when it is made; so the check before every middleware reads atomics and
-/// locks the token only once the flag is up (a token made during the walk is locked by every
-/// check from then on).
+/// (see [`watch_turn`]): a waker registered on it raises a flag when it is cancelled, so the
+/// check before every middleware reads atomics and locks the token only once the flag is up.
+/// A token not made when the walk began is not registered on: the check reads whether it was
+/// made since (one load) and locks it from then on.
 ///
 /// The flags the check reads are one atomic byte, so the common answer ("not aborted") is one
 /// load and one compare: see [`is_quiet`](AbortState::is_quiet).
@@ -216,17 +216,16 @@ impl AbortState {
 
     /// Whether a turn was aborted, by `abort` or through its `token`, locking the token only
     /// when it may have been cancelled: when it is made and not watched, or its watcher saw it
-    /// fire (cancelled, or made during the walk).
+    /// fire, or it was made after the walk began (then every check locks it).
     #[inline]
     pub(crate) fn is_aborted_watched(&self, token: &LazyToken) -> bool {
         let flags = self.flags.load(Ordering::Acquire);
-        // Watched, not aborted, nothing fired: whether or not the token was made.
-        if flags & !TOKEN == WATCHED {
+        // Watched through a registration on the token, not aborted, nothing fired.
+        if flags == WATCHED | TOKEN {
             return false;
         }
-        flags & ABORTED != 0
-            || ((flags & WATCHED == 0 || flags & FIRED != 0)
-                && token.if_made().is_some_and(CancellationToken::is_cancelled))
+        // Otherwise the token says, if it was made (one load when it was not).
+        flags & ABORTED != 0 || token.if_made().is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Raised by the waker [`watch_turn`] registers: the token may have been cancelled.
@@ -275,26 +274,34 @@ impl AbortState {
 }
 
 impl AbortState {
-    /// Marks this state watched (a waker on its token, or on the making of a token not made
-    /// yet, raises the fired flag) until the returned guard drops; see `watch_turn`.
-    pub(crate) fn watched<'a>(&'a self, token: &'a LazyToken) -> Watched<'a> {
-        self.flags.fetch_or(WATCHED, Ordering::Release);
-        Watched { state: self, token }
+    /// Marks this state watched until the returned guard drops: a waker registered on its
+    /// (made) token raises the fired flag when it is cancelled, so the check may skip the token
+    /// until then; see `watch_turn`.
+    pub(crate) fn watched(&self) -> Watched<'_> {
+        self.flags.fetch_or(WATCHED | TOKEN, Ordering::Release);
+        Watched { state: Some(self) }
     }
 }
 
-/// Clears the watched mark of the turn's state when dropped, and forgets the waker waiting for
-/// its token to be made (it holds the turn's shared state, which holds the token); see
-/// `watch_turn`.
+/// Clears the watched mark of the turn's state when dropped; see `watch_turn`. A turn whose
+/// token was not made is not marked (the check reads the token's making itself), and its
+/// guard clears nothing.
 #[must_use = "the turn stops being watched when this is dropped"]
 pub(crate) struct Watched<'a> {
-    state: &'a AbortState,
-    token: &'a LazyToken,
+    state: Option<&'a AbortState>,
+}
+
+impl Watched<'_> {
+    /// The guard of a turn that is not marked watched.
+    pub(crate) fn unmarked() -> Self {
+        Self { state: None }
+    }
 }
 
 impl Drop for Watched<'_> {
     fn drop(&mut self) {
-        self.state.flags.fetch_and(!WATCHED, Ordering::Release);
-        self.token.stop_notifying();
+        if let Some(state) = self.state {
+            state.flags.fetch_and(!WATCHED, Ordering::Release);
+        }
     }
 }

@@ -126,28 +126,24 @@ impl TurnShared {
 /// turn state's fired flag, and marks the turn's state watched until the returned guard drops.
 /// Declare the guard after the registration, so it is dropped first. `None` (the token was not
 /// made, see [`LazyToken`](crate::storage::LazyToken)): nothing can cancel the token before
-/// something makes it, so the waker is registered for its making instead, which raises the
-/// same flag.
+/// something makes it, and the abort check reads whether it was made, so nothing is registered
+/// and the state is not marked (a waker for its making and the mark cost about ten locked
+/// instructions a turn).
 pub(crate) fn watch_turn<'a>(
     shared: &'a Arc<TurnShared>,
     registration: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
 ) -> Watched<'a> {
-    let token = shared.storage_context.lazy_token();
-    let waker = Waker::from(Arc::clone(shared));
-    let fired = match registration.as_pin_mut() {
-        Some(registration) => registration
-            .poll(&mut std::task::Context::from_waker(&waker))
-            .is_ready(),
-        None => {
-            token.notify_when_made(&waker);
-            // Made after the caller looked and before the registration: nobody woke us.
-            token.if_made().is_some()
-        }
+    let Some(registration) = registration.as_pin_mut() else {
+        return Watched::unmarked();
     };
-    if fired {
+    let waker = Waker::from(Arc::clone(shared));
+    if registration
+        .poll(&mut std::task::Context::from_waker(&waker))
+        .is_ready()
+    {
         shared.abort.mark_fired();
     }
-    shared.abort.watched(token)
+    shared.abort.watched()
 }
 
 /// What turn-scoped middleware (`turn_input`, `turn_output`) receive.

@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use futures_util::task::AtomicWaker;
 use tokio_util::sync::CancellationToken;
 
 use crate::ids::{AppName, SessionId, ThreadId, UserId};
@@ -408,13 +407,11 @@ impl HeldContext for StorageContext {
 /// registering a waker on it and dropping it cost every such turn about 650 instructions and
 /// several lock round trips for nothing. Everything that can cancel the token goes through
 /// [`get`](Self::get) first (the turn's abort makes it to cancel it), so "not made" reads as
-/// "not cancelled". While the runner walks the turn, making the token wakes the waker it
-/// registered ([`notify_when_made`](Self::notify_when_made)), so the turn's abort check, which
-/// skips an unmade token, starts looking at it.
+/// "not cancelled": the turn's abort check reads whether it was made (one load) and looks at
+/// the token only once it was.
 #[derive(Default)]
 pub(crate) struct LazyToken {
     token: OnceLock<CancellationToken>,
-    on_made: AtomicWaker,
 }
 
 impl LazyToken {
@@ -422,7 +419,6 @@ impl LazyToken {
     pub(crate) fn made(token: CancellationToken) -> Self {
         Self {
             token: OnceLock::from(token),
-            on_made: AtomicWaker::new(),
         }
     }
 
@@ -437,31 +433,13 @@ impl LazyToken {
 
     #[cold]
     fn make(&self) -> &CancellationToken {
-        let mut made = false;
-        let token = self.token.get_or_init(|| {
-            made = true;
-            CancellationToken::new()
-        });
-        if made {
-            self.on_made.wake();
-        }
-        token
+        self.token.get_or_init(CancellationToken::new)
     }
 
     /// The token, if anything asked for it.
     #[inline]
     pub(crate) fn if_made(&self) -> Option<&CancellationToken> {
         self.token.get()
-    }
-
-    /// Wakes `waker` when the token is made, until [`stop_notifying`](Self::stop_notifying).
-    pub(crate) fn notify_when_made(&self, waker: &std::task::Waker) {
-        self.on_made.register(waker);
-    }
-
-    /// Forgets the waker [`notify_when_made`](Self::notify_when_made) registered.
-    pub(crate) fn stop_notifying(&self) {
-        drop(self.on_made.take());
     }
 }
 
@@ -537,23 +515,5 @@ mod tests {
         assert!(turn.lazy_token().if_made().is_none());
         windowed.cancellation().cancel();
         assert!(turn.is_cancelled());
-    }
-
-    #[test]
-    fn making_the_token_wakes_the_waker_waiting_for_it_once() {
-        struct Count(std::sync::atomic::AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-        }
-        let count = Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
-        let token = LazyToken::default();
-        token.notify_when_made(&std::task::Waker::from(Arc::clone(&count)));
-        assert!(token.if_made().is_none());
-        let _ = token.get();
-        let _ = token.get();
-        assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
-        assert!(token.if_made().is_some());
     }
 }
