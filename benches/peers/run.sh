@@ -7,6 +7,7 @@
 #   benches/peers/run.sh            # both: side by side, then instructions
 #   benches/peers/run.sh time       # side by side only (PEERS_ROUNDS, PEERS_TURNS)
 #   benches/peers/run.sh count      # instructions only (needs valgrind)
+#   benches/peers/run.sh locked     # locked instructions a turn, by function (valgrind, objdump)
 set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -34,5 +35,24 @@ if [ "$what" = all ] || [ "$what" = count ]; then
         large=$(count "$row" 1100)
         small=$(count "$row" 100)
         echo "  $row: $(( (large - small) / 1000 ))"
+    done
+fi
+
+if [ "$what" = locked ]; then
+    if ! command -v valgrind >/dev/null || ! command -v objdump >/dev/null; then
+        echo "valgrind or objdump is not installed: locked instructions NOT measured" >&2
+        exit 1
+    fi
+    profile() { # row iterations file
+        PEERS_ROW="$1" PEERS_ITERATIONS="$2" valgrind --tool=callgrind --dump-instr=yes \
+            --callgrind-out-file="$3" "$BIN" >/dev/null 2>&1
+    }
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    PEERS_ROW=list "$BIN" | while read -r row; do
+        profile "$row" 100 "$work/small.cg"
+        profile "$row" 1100 "$work/large.cg"
+        echo "== $row"
+        python3 locked.py "$BIN" "$work/small.cg" "$work/large.cg" 1000 "${LOCKED_ROWS:-12}"
     done
 fi
