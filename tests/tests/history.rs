@@ -3,8 +3,10 @@
 //! reads the turn's loaded history without its own changes leaking back into the turn.
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is the test failing")]
 
+use std::sync::{Arc, Mutex};
+
 use adk::TurnRunner;
-use adk::context::{DispatchContext, RawTurnContext, TurnContext};
+use adk::context::{Collection, DispatchContext, RawTurnContext, TurnContext};
 use adk::dispatch::executor_fn;
 use adk::pipeline::{BoxError, from_fn};
 use adk::primitives::{Message, Role, StandingInstruction, ToolRegistry};
@@ -236,4 +238,77 @@ async fn the_turn_gets_the_stored_message_and_not_the_dispatchs_direct_edits_mad
 
     let emptied = turn_messages_after(|ctx| ctx.messages.clear()).await;
     assert_eq!(emptied, untouched);
+}
+
+/// What a turn holds after a dispatch whose `dispatch_input` took the whole `messages` collection
+/// out of the dispatch context and kept it beyond the dispatch (an archive the test still holds),
+/// and whose executor stored an answer then acked (`ack`) or nacked; with the ids the archive got.
+async fn turn_after_a_dispatch_kept_its_messages_elsewhere(
+    ack: bool,
+) -> (Vec<String>, Vec<String>) {
+    let archive: Arc<Mutex<Vec<Collection<Message>>>> = Arc::default();
+    let kept = Arc::clone(&archive);
+    let runner = TurnRunner::builder()
+        .storage(RecordingStorage::new())
+        .dispatch_input(from_fn(move |ctx: &mut DispatchContext, next| {
+            let archive = Arc::clone(&kept);
+            Box::pin(async move {
+                // Hands the transcript on whole, leaving the model an empty one.
+                let transcript = std::mem::take(&mut ctx.messages);
+                archive.lock().unwrap().push(transcript);
+                let _ = next.run(ctx).await;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                assert!(ctx.messages.is_empty());
+                ctx.store_message(Message::assistant("answer", "stored").unwrap())
+                    .await?;
+                if ack {
+                    ctx.ack()?;
+                } else {
+                    ctx.nack("refused")?;
+                }
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    let outcome = runner
+        .run(RawTurnContext::new("conversation-1", "You are a test.").user_message("hi"))
+        .await
+        .unwrap();
+    assert_eq!(outcome.is_completed(), ack, "{:?}", outcome.status);
+    let described = |messages: &Collection<Message>| -> Vec<String> {
+        messages
+            .iter()
+            .map(|message| match message.role() {
+                // The user message's id is minted afresh each turn.
+                Role::User => "user".to_owned(),
+                _ => message.id().to_owned(),
+            })
+            .collect()
+    };
+    // Still held: the records it took never came back to the dispatch.
+    let archived = archive.lock().unwrap();
+    assert_eq!(archived.len(), 1);
+    (
+        described(&outcome.context.messages),
+        described(&archived[0]),
+    )
+}
+
+/// The dispatch's collections are public fields, so a middleware may take one out whole and keep
+/// it beyond the dispatch. The turn's records do not live only in that field (the dispatch shares
+/// them, it does not take them over): the turn keeps them whatever becomes of the field, and gets
+/// the stored answer on ack only.
+#[tokio::test]
+async fn the_turn_keeps_its_records_when_a_dispatch_middleware_takes_the_collection_away() {
+    let (turn, archived) = turn_after_a_dispatch_kept_its_messages_elsewhere(true).await;
+    assert_eq!(turn, ["user", "answer"]);
+    assert_eq!(archived, ["user"]);
+
+    let (turn, archived) = turn_after_a_dispatch_kept_its_messages_elsewhere(false).await;
+    assert_eq!(turn, ["user"]);
+    assert_eq!(archived, ["user"]);
 }
