@@ -746,9 +746,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_walked_turn_leaves_its_shared_state_held_by_its_context_alone() {
-        // The walk registers a waker holding the turn's shared state, on the token or, when the
-        // token is not made, for its making (the token lives in that state): it must be
-        // forgotten when the walk ends, or the two would keep each other alive.
+        // The walk registers a waker holding the turn's shared state on the turn's token, when
+        // it was made (the token lives in that state): it must be forgotten when the walk ends,
+        // or the two would keep each other alive. A turn whose token was not made registers
+        // nothing.
         let runner = acking();
         let caller = tokio_util::sync::CancellationToken::new();
         for (raw, token_made) in [

@@ -480,3 +480,69 @@ async fn a_turn_whose_token_nobody_asked_for_completes_and_its_token_is_not_canc
     assert!(!outcome.context.cancellation().is_cancelled());
     assert_eq!(staged.executor.runs(), 1);
 }
+
+#[tokio::test]
+async fn the_turns_own_token_made_and_cancelled_on_another_thread_during_turn_input_skips_the_rest()
+{
+    // No caller's token: nothing made the turn's token when the walk began, so the runner
+    // registered nothing on it. Another thread makes it (through a copy of the storage context,
+    // as a storage callback or a tool would) and cancels it; the check before `c` must read
+    // that it was made and look at it.
+    let staged = abort_stage(|ctx, next, log| {
+        Box::pin(async move {
+            log.push("b-pre");
+            assert!(!ctx.is_aborted());
+            let storage = ctx.storage_context().clone();
+            tokio::task::spawn_blocking(move || storage.cancellation().cancel())
+                .await
+                .expect("the cancelling thread finished");
+            let seen = next.run(ctx).await;
+            log.push(format!("b-post {seen:?}"));
+            Ok(())
+        })
+    });
+    let outcome = run(&staged.runner, raw()).await;
+
+    assert_eq!(staged.events.trace(), [TURN_START, TURN_END]);
+    assert_eq!(staged.log.joined(), "a-pre b-pre b-post Aborted a-post");
+    assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
+    assert_eq!(staged.executor.runs(), 0);
+}
+
+#[tokio::test]
+async fn the_turns_own_token_made_and_cancelled_on_another_thread_mid_dispatch_aborts_the_turn() {
+    // The same, made and cancelled while the executor waits on another thread, no caller's
+    // token: the dispatch ends as aborted and `turn_output` is skipped.
+    let log = Log::new();
+    let events = EventRecorder::new();
+    let runner = TurnRunner::builder()
+        .storage(NoopStorage::new())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            let storage = ctx.storage_context().clone();
+            Box::pin(async move {
+                tokio::task::spawn_blocking(move || storage.cancellation().cancel())
+                    .await
+                    .expect("the cancelling thread finished");
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .observe(events.listener())
+        .dispatch_output(log.marker("dispatch_output"))
+        .turn_output(log.marker("turn_output"))
+        .build();
+    let outcome = run(&runner, raw()).await;
+
+    assert_eq!(
+        events.trace(),
+        [
+            TURN_START,
+            DISPATCH_START,
+            ITERATION_START,
+            DISPATCH_ABORTED,
+            TURN_END
+        ]
+    );
+    assert_eq!(log.entries(), Vec::<String>::new());
+    assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
+    assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
+}
