@@ -422,14 +422,24 @@ async fn aborting_the_turn_leaves_the_callers_token_alone() {
     );
 }
 
-#[tokio::test]
-async fn cancelling_the_turns_own_token_from_middleware_skips_the_remaining_middleware() {
-    // No caller's token: the turn's token is made only here, during the walk, and cancelled by
-    // its holder; the checks before `c` and the dispatch must see it.
-    let staged = abort_stage(|ctx, next, log| {
+/// No caller's token: the turn's token is made only in `b`, during the walk, and cancelled
+/// there: by `b` itself, or `on_another_thread` (through a copy of the storage context, as a
+/// storage callback or a tool would). The runner registered nothing on a token not made when
+/// the walk began: the checks before `c` and the dispatch must read that it was made and look
+/// at it.
+async fn cancelling_the_turns_own_token_in_b_skips_the_rest(on_another_thread: bool) {
+    let staged = abort_stage(move |ctx, next, log| {
         Box::pin(async move {
             log.push("b-pre");
-            ctx.cancellation().cancel();
+            assert!(!ctx.is_aborted());
+            if on_another_thread {
+                let storage = ctx.storage_context().clone();
+                tokio::task::spawn_blocking(move || storage.cancellation().cancel())
+                    .await
+                    .expect("the cancelling thread finished");
+            } else {
+                ctx.cancellation().cancel();
+            }
             let seen = next.run(ctx).await;
             log.push(format!("b-post {seen:?}"));
             Ok(())
@@ -441,6 +451,17 @@ async fn cancelling_the_turns_own_token_from_middleware_skips_the_remaining_midd
     assert_eq!(staged.log.joined(), "a-pre b-pre b-post Aborted a-post");
     assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
     assert_eq!(staged.executor.runs(), 0);
+}
+
+#[tokio::test]
+async fn cancelling_the_turns_own_token_from_middleware_skips_the_remaining_middleware() {
+    cancelling_the_turns_own_token_in_b_skips_the_rest(false).await;
+}
+
+#[tokio::test]
+async fn the_turns_own_token_made_and_cancelled_on_another_thread_during_turn_input_skips_the_rest()
+{
+    cancelling_the_turns_own_token_in_b_skips_the_rest(true).await;
 }
 
 #[tokio::test]
@@ -479,34 +500,6 @@ async fn a_turn_whose_token_nobody_asked_for_completes_and_its_token_is_not_canc
     assert!(!outcome.context.storage_context().is_cancelled());
     assert!(!outcome.context.cancellation().is_cancelled());
     assert_eq!(staged.executor.runs(), 1);
-}
-
-#[tokio::test]
-async fn the_turns_own_token_made_and_cancelled_on_another_thread_during_turn_input_skips_the_rest()
-{
-    // No caller's token: nothing made the turn's token when the walk began, so the runner
-    // registered nothing on it. Another thread makes it (through a copy of the storage context,
-    // as a storage callback or a tool would) and cancels it; the check before `c` must read
-    // that it was made and look at it.
-    let staged = abort_stage(|ctx, next, log| {
-        Box::pin(async move {
-            log.push("b-pre");
-            assert!(!ctx.is_aborted());
-            let storage = ctx.storage_context().clone();
-            tokio::task::spawn_blocking(move || storage.cancellation().cancel())
-                .await
-                .expect("the cancelling thread finished");
-            let seen = next.run(ctx).await;
-            log.push(format!("b-post {seen:?}"));
-            Ok(())
-        })
-    });
-    let outcome = run(&staged.runner, raw()).await;
-
-    assert_eq!(staged.events.trace(), [TURN_START, TURN_END]);
-    assert_eq!(staged.log.joined(), "a-pre b-pre b-post Aborted a-post");
-    assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
-    assert_eq!(staged.executor.runs(), 0);
 }
 
 #[tokio::test]
