@@ -9,6 +9,24 @@ fn aborted_by(outcome: &TurnOutcome) -> &AbortReason {
     }
 }
 
+/// A turn whose token was cancelled while its executor ran: the dispatch ended aborted, neither
+/// `dispatch_output` nor `turn_output` ran, the turn was aborted as cancelled.
+fn ended_cancelled_mid_dispatch(events: &EventRecorder, log: &Log, outcome: &TurnOutcome) {
+    assert_eq!(
+        events.trace(),
+        [
+            TURN_START,
+            DISPATCH_START,
+            ITERATION_START,
+            DISPATCH_ABORTED,
+            TURN_END
+        ]
+    );
+    assert_eq!(log.entries(), Vec::<String>::new());
+    assert_eq!(aborted_by(outcome), &AbortReason::Cancelled);
+    assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
+}
+
 /// `a`, then `b` built from `body`, then `c` on turn_input; `out` on turn_output; an acking
 /// executor logging `executor`.
 fn abort_stage<F>(body: F) -> Staged
@@ -387,19 +405,7 @@ async fn cancelling_the_callers_token_mid_dispatch_ends_it_as_aborted_and_skips_
     let outcome = run(&runner, raw().cancellation(token)).await;
     canceller.await.expect("the cancelling task finished");
 
-    assert_eq!(
-        events.trace(),
-        [
-            TURN_START,
-            DISPATCH_START,
-            ITERATION_START,
-            DISPATCH_ABORTED,
-            TURN_END
-        ]
-    );
-    assert_eq!(log.entries(), Vec::<String>::new());
-    assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
-    assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
+    ended_cancelled_mid_dispatch(&events, &log, &outcome);
 }
 
 #[tokio::test]
@@ -525,17 +531,5 @@ async fn the_turns_own_token_made_and_cancelled_on_another_thread_mid_dispatch_a
         .build();
     let outcome = run(&runner, raw()).await;
 
-    assert_eq!(
-        events.trace(),
-        [
-            TURN_START,
-            DISPATCH_START,
-            ITERATION_START,
-            DISPATCH_ABORTED,
-            TURN_END
-        ]
-    );
-    assert_eq!(log.entries(), Vec::<String>::new());
-    assert_eq!(aborted_by(&outcome), &AbortReason::Cancelled);
-    assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
+    ended_cancelled_mid_dispatch(&events, &log, &outcome);
 }
