@@ -20,22 +20,31 @@ trait Layer<C>: Send + Sync {
     /// Starts the walk from this middleware on (it is at `position`): boxes the middleware's
     /// step (its future and what settles its outcome) and polls it once, in one `dyn` call.
     /// A step that finished on that poll is freed at once and its outcome returned; one that
-    /// waits is returned to be polled again.
+    /// waits is left in `waiting` (a finished `RunNext`) to be polled again. The outcome comes
+    /// back as one byte, in a register.
     fn start<'a>(
         &'a self,
         bookkeeping: &'a Bookkeeping<'a, C>,
         position: usize,
         ctx: &'a mut C,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<Downstream, BoxFuture<'a, Downstream>>;
+        waiting: &mut RunNext<'a, C>,
+    ) -> Poll<Downstream>;
 
     fn name(&self) -> &'static str;
 
     fn state_writes(&self, writes: &mut super::StateWrites);
+
+    /// Another handle on this middleware, for a cloned stack.
+    fn clone_layer(&self) -> Box<dyn Layer<C>>;
 }
 
+/// A middleware on its pipeline. The middleware is shared (cloning a stack clones the handle);
+/// the stack holds each layer in a `Box`, whose pointer is the layer's own address, where an
+/// `Arc<dyn Layer>` would have the walk work out the offset of its value from the vtable on
+/// every call.
 struct Registered<P, M> {
-    middleware: M,
+    middleware: Arc<M>,
     pipeline: PhantomData<fn() -> P>,
 }
 
@@ -46,7 +55,8 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
         position: usize,
         ctx: &'a mut P::Context,
         cx: &mut std::task::Context<'_>,
-    ) -> Result<Downstream, BoxFuture<'a, Downstream>> {
+        waiting: &mut RunNext<'a, P::Context>,
+    ) -> Poll<Downstream> {
         // The context is lent to the middleware by a reborrow that ends when its future is
         // dropped, and used again afterwards to settle the outcome: the borrow checker sees
         // both, no pointer is kept. Each poll of the middleware's future is a panic boundary
@@ -58,19 +68,23 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
                 bookkeeping,
                 position: position + 1,
             };
-            let result = Caught {
+            let caught = Caught {
                 future: self.middleware.handle_unboxed(&mut *ctx, next),
             }
             .await;
-            let outcome = finished(bookkeeping, ctx, position, result);
-            settle(bookkeeping, position, outcome)
+            match caught {
+                Ok(()) => finished(bookkeeping, ctx, position),
+                Err(failure) => failed(bookkeeping, ctx, position, failure),
+            }
         });
         // Polled with its type known: most middleware finish on their first poll, and then
         // the step is never called through a `dyn` pointer.
-        match step.as_mut().poll(cx) {
-            Poll::Ready(outcome) => Ok(outcome),
-            Poll::Pending => Err(step),
+        let poll = step.as_mut().poll(cx);
+        if poll.is_pending() {
+            // `waiting` is `Finished`, which owns nothing: nothing to drop.
+            std::mem::forget(std::mem::replace(waiting, RunNext::Step(step)));
         }
+        poll
     }
 
     fn name(&self) -> &'static str {
@@ -79,6 +93,13 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
 
     fn state_writes(&self, writes: &mut super::StateWrites) {
         self.middleware.state_writes(writes);
+    }
+
+    fn clone_layer(&self) -> Box<dyn Layer<P::Context>> {
+        Box::new(Registered::<P, M> {
+            middleware: Arc::clone(&self.middleware),
+            pipeline: PhantomData,
+        })
     }
 }
 
@@ -98,42 +119,57 @@ impl<R: MiddlewareResult> StepOutput for R {
 
 pin_project_lite::pin_project! {
     /// A middleware's future with every poll inside a panic boundary, which reports a panic
-    /// as `Err` with its payload, and the error of its result boxed.
+    /// as a [`Failure`] with its payload, and an error the middleware returned as one too.
     struct Caught<F> {
         #[pin]
         future: F,
     }
 }
 
+/// Why a middleware did not return `Ok`: its error, or the payload of its panic.
+enum Failure {
+    Error(BoxError),
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
 impl<F> Future for Caught<F>
 where
     F: Future<Output: StepOutput>,
 {
-    type Output = std::thread::Result<Output>;
+    /// `Ok` is a null pointer, so the common outcome comes back in a register; a failure,
+    /// rare, is boxed.
+    type Output = Result<(), Box<Failure>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
         let future = self.project().future;
         match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result.into_output())),
+            Ok(Poll::Ready(result)) => Poll::Ready(match result.into_output() {
+                Ok(()) => Ok(()),
+                Err(error) => Err(Box::new(Failure::Error(error))),
+            }),
             Ok(Poll::Pending) => Poll::Pending,
-            Err(panic) => Poll::Ready(Err(panic)),
+            Err(panic) => Poll::Ready(Err(Box::new(Failure::Panic(panic)))),
         }
     }
 }
 
 /// The middleware registered on one pipeline, in registration order.
 ///
-/// Cloning is cheap: the middleware are shared. Every run starts from the first middleware with
+/// Cloning shares the middleware (one small box a layer for the handle). Every run starts from the first middleware with
 /// fresh bookkeeping, so nothing leaks from one run into the next.
 pub struct Stack<P: Pipeline> {
-    layers: Vec<Arc<dyn Layer<P::Context>>>,
+    layers: Vec<Box<dyn Layer<P::Context>>>,
 }
 
 impl<P: Pipeline> Clone for Stack<P> {
     fn clone(&self) -> Self {
         Self {
-            layers: self.layers.clone(),
+            layers: self
+                .layers
+                .iter()
+                .map(|layer| layer.clone_layer())
+                .collect(),
         }
     }
 }
@@ -162,8 +198,8 @@ impl<P: Pipeline> Stack<P> {
 
     /// Appends a middleware; it runs after every middleware pushed before it.
     pub fn push<M: Middleware<P>>(&mut self, middleware: M) {
-        self.layers.push(Arc::new(Registered {
-            middleware,
+        self.layers.push(Box::new(Registered {
+            middleware: Arc::new(middleware),
             pipeline: PhantomData,
         }));
     }
@@ -255,9 +291,9 @@ type Output = Result<(), BoxError>;
 /// The state of one walk, shared by every `Next` of it.
 struct Bookkeeping<'walk, C> {
     pipeline: &'static str,
-    layers: &'walk [Arc<dyn Layer<C>>],
+    layers: &'walk [Box<dyn Layer<C>>],
     failed: AtomicBool,
-    /// The last `Next::run` to complete, as `position << 8 | outcome`. Runs are strictly nested
+    /// The last `Next::run` to complete, as `position << 3 | outcome` ([`tag`]). Runs are strictly nested
     /// (a middleware's `next` completes before that middleware returns, and only one `next` of
     /// a walk is alive at a time), so after middleware `k` returns, this holds `k + 1`'s tag
     /// exactly when `k` ran its `next` to completion. One word for the whole walk keeps `Next`
@@ -271,16 +307,18 @@ const NONE: usize = usize::MAX;
 
 const NOT_RUN: u64 = 0;
 
+/// `position * 8 + outcome`: the outcome codes (1 to 4) fit in three bits, and a tag of a known
+/// outcome is then one `lea`.
 fn tag(position: usize, outcome: Downstream) -> u64 {
-    ((position as u64) << 8) | outcome as u64
+    ((position as u64) << 3) | outcome as u64
 }
 
 fn untag(value: u64, position: usize) -> Option<Downstream> {
-    if value >> 8 != position as u64 {
+    if value >> 3 != position as u64 {
         return None;
     }
     // The codes are `Downstream`'s discriminants, so this compiles to a range check.
-    match value as u8 {
+    match value & 7 {
         1 => Some(Downstream::Completed),
         2 => Some(Downstream::ShortCircuited),
         3 => Some(Downstream::Failed),
@@ -371,13 +409,7 @@ impl<C: PipelineContext> Future for RunNext<'_, C> {
         let Some(layer) = bookkeeping.layers.get(position) else {
             return Poll::Ready(settle(bookkeeping, position, Downstream::Completed));
         };
-        match layer.start(bookkeeping, position, ctx, cx) {
-            Ok(outcome) => Poll::Ready(outcome),
-            Err(step) => {
-                *this = Self::Step(step);
-                Poll::Pending
-            }
-        }
+        layer.start(bookkeeping, position, ctx, cx, this)
     }
 }
 
@@ -397,64 +429,74 @@ impl<C> RunNext<'_, C> {
     }
 }
 
-/// How the walk from the middleware at `position` on ended, once the middleware returned or
-/// panicked.
+/// How the walk from the middleware at `position` on ended, once the middleware returned `Ok`;
+/// recorded for the middleware before it.
 #[inline(always)]
 fn finished<C: PipelineContext>(
     bookkeeping: &Bookkeeping<'_, C>,
     ctx: &mut C,
     position: usize,
-    result: std::thread::Result<Output>,
 ) -> Downstream {
-    // The common case inline: the middleware returned `Ok` after running its `next`.
-    if let Ok(Ok(())) = &result {
-        let completed = bookkeeping.last_completed.load(Ordering::Relaxed);
-        // The walk after it completed: one compare.
-        if completed == tag(position + 1, Downstream::Completed) {
-            std::mem::forget(result);
-            return Downstream::Completed;
-        }
-        if let Some(outcome) = untag(completed, position + 1) {
-            // `Ok(Ok(()))` owns nothing: forgetting it spares a call of its drop glue.
-            std::mem::forget(result);
-            return outcome;
-        }
+    // The common case inline, one compare: the middleware ran its `next`, and the walk after
+    // it completed.
+    if bookkeeping.last_completed.load(Ordering::Relaxed)
+        == tag(position + 1, Downstream::Completed)
+    {
+        return settle(bookkeeping, position, Downstream::Completed);
     }
-    finished_otherwise(bookkeeping, ctx, position, result)
+    finished_otherwise(bookkeeping, ctx, position)
 }
 
-/// [`finished`] for a middleware that did not run its `next`, failed, aborted or panicked.
+/// [`finished`] when the walk after the middleware did not complete, or the middleware returned
+/// without running its `next` to the end.
+#[cold]
 #[inline(never)]
 fn finished_otherwise<C: PipelineContext>(
     bookkeeping: &Bookkeeping<'_, C>,
     ctx: &mut C,
     position: usize,
-    result: std::thread::Result<Output>,
 ) -> Downstream {
-    let cause = match result {
-        Ok(Ok(())) => {
-            return match ctx.is_aborted() {
-                // The middleware did not run `next`: an abort explains that, nothing else.
-                true => Downstream::Aborted,
-                false => {
-                    // The innermost short-circuit is the one to name: upstream middleware only
-                    // pass its outcome on.
-                    let _ = bookkeeping.short_circuited_at.compare_exchange(
-                        NONE,
-                        position,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                    Downstream::ShortCircuited
-                }
-            };
+    let completed = bookkeeping.last_completed.load(Ordering::Relaxed);
+    let outcome = match untag(completed, position + 1) {
+        Some(outcome) => outcome,
+        // The middleware did not run `next`: an abort explains that, nothing else.
+        None if ctx.is_aborted() => Downstream::Aborted,
+        None => {
+            // The innermost short-circuit is the one to name: upstream middleware only pass
+            // its outcome on.
+            let _ = bookkeeping.short_circuited_at.compare_exchange(
+                NONE,
+                position,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            Downstream::ShortCircuited
         }
+    };
+    settle(bookkeeping, position, outcome)
+}
+
+/// How the walk from the middleware at `position` on ended, once the middleware returned an
+/// error or panicked: reported here, at its own level, before the post-steps upstream resume.
+#[cold]
+#[inline(never)]
+#[allow(
+    clippy::boxed_local,
+    reason = "the step hands the box on as it came: unboxing there cost its hot path registers"
+)]
+fn failed<C: PipelineContext>(
+    bookkeeping: &Bookkeeping<'_, C>,
+    ctx: &mut C,
+    position: usize,
+    failure: Box<Failure>,
+) -> Downstream {
+    let cause = match *failure {
         // Returning the abort error is an abort, not a failure: no error is reported.
-        Ok(Err(error)) => match ctx.absorb_abort(error) {
-            Ok(()) => return Downstream::Aborted,
+        Failure::Error(error) => match ctx.absorb_abort(error) {
+            Ok(()) => return settle(bookkeeping, position, Downstream::Aborted),
             Err(error) => FailureCause::Error(error),
         },
-        Err(panic) => FailureCause::Panic(panic_message(panic.as_ref())),
+        Failure::Panic(panic) => FailureCause::Panic(panic_message(panic.as_ref())),
     };
     bookkeeping.failed.store(true, Ordering::Relaxed);
     ctx.report_failure(MiddlewareFailure {
@@ -467,7 +509,7 @@ fn finished_otherwise<C: PipelineContext>(
             .map_or("middleware", |layer| layer.name()),
         cause,
     });
-    Downstream::Failed
+    settle(bookkeeping, position, Downstream::Failed)
 }
 
 /// Tells the middleware before this one (whose `next` this is) how its `next` ended.
@@ -593,6 +635,50 @@ mod tests {
                 Ok::<(), BoxError>(())
             })
         })
+    }
+
+    /// A cloned stack runs the same middleware, in the same order and under the same names, as
+    /// the stack it was cloned from: the clone shares each middleware (a closure's captures are
+    /// not copied), and either can run after the other is dropped.
+    #[test]
+    fn a_cloned_stack_shares_its_middleware_with_the_original() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut stack: Stack<TurnInput> = Stack::new();
+        let counted = Arc::clone(&calls);
+        stack.push(crate::pipeline::from_fn(
+            move |ctx: &mut TurnContext, next| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Box::pin(async move {
+                    let _ = next.run(ctx).await;
+                    Ok::<(), BoxError>(())
+                })
+            },
+        ));
+        stack.push(pass);
+        let clone = stack.clone();
+        assert_eq!(clone.len(), 2);
+        drop(stack);
+        let mut ctx = bare_turn();
+        let run = clone.run(&mut ctx).now_or_never().unwrap();
+        assert_eq!(run.outcome, Downstream::Completed);
+        let again = clone.clone();
+        drop(clone);
+        let mut ctx = bare_turn();
+        assert_eq!(
+            again.run(&mut ctx).now_or_never().unwrap().outcome,
+            Downstream::Completed
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        // The closure's captures live as long as any clone: one in `again`, one here.
+        assert_eq!(Arc::strong_count(&calls), 2);
+        assert_eq!(
+            again
+                .layers
+                .iter()
+                .map(|layer| layer.name())
+                .collect::<Vec<_>>(),
+            ["from_fn closure", "pass"]
+        );
     }
 
     /// A middleware whose first poll is pending is kept and polled again until it finishes:
