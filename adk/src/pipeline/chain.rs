@@ -81,8 +81,8 @@ impl<P: Pipeline, M: Middleware<P>> Layer<P::Context> for Registered<P, M> {
         // the step is never called through a `dyn` pointer.
         let poll = step.as_mut().poll(cx);
         if poll.is_pending() {
-            // `waiting` is `Finished`, which owns nothing: nothing to drop.
-            std::mem::forget(std::mem::replace(waiting, RunNext::Step(step)));
+            // `waiting` is a finished `Start`, which owns nothing: nothing to drop.
+            std::mem::forget(std::mem::replace(waiting, RunNext::Step(Some(step))));
         }
         poll
     }
@@ -363,7 +363,10 @@ impl<'a, C: PipelineContext> Next<'a, C> {
     /// `ctx` is borrowed for as long as `next`: a `Next<'a, C>` becomes a `Next` of any shorter
     /// lifetime, so `next.run(ctx)` takes a reborrow of the middleware's context as it is.
     pub fn run(self, ctx: &'a mut C) -> impl Future<Output = Downstream> + Send + use<'a, C> {
-        RunNext::Start { next: self, ctx }
+        RunNext::Start {
+            next: self,
+            ctx: Some(ctx),
+        }
     }
 
     /// The pipeline this `next` belongs to, e.g. `"turn_input"`.
@@ -379,10 +382,19 @@ impl<'a, C: PipelineContext> Next<'a, C> {
 /// [`Layer::start`]) and polls it until it finishes. The box is `Unpin`, so this is polled
 /// without pin projection.
 enum RunNext<'a, C> {
-    Start { next: Next<'a, C>, ctx: &'a mut C },
-    Step(BoxFuture<'a, Downstream>),
-    Finished,
+    /// Not polled yet while `ctx` is there; finished on its first poll once it was taken.
+    Start {
+        next: Next<'a, C>,
+        ctx: Option<&'a mut C>,
+    },
+    /// A step that waited; `None` once it finished.
+    Step(Option<BoxFuture<'a, Downstream>>),
 }
+
+// Two variants whose "finished" is an empty `Option` keep `RunNext` three words (the step's box
+// fits beside the bookkeeping pointer, whose niche tells the variants apart), and with it the
+// future of every middleware that awaits `next.run(ctx)`, and every step's box.
+const _: () = assert!(std::mem::size_of::<RunNext<'static, ()>>() == 24);
 
 impl<C: PipelineContext> Future for RunNext<'_, C> {
     type Output = Downstream;
@@ -392,17 +404,14 @@ impl<C: PipelineContext> Future for RunNext<'_, C> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
         let this = self.get_mut();
-        if !matches!(this, Self::Start { .. }) {
+        let Self::Start { next, ctx } = this else {
             return this.poll_started(cx);
-        }
-        let Self::Start { next, ctx } = std::mem::replace(this, Self::Finished) else {
-            // Unreachable: checked above.
+        };
+        let Some(ctx) = ctx.take() else {
+            // Polled again after it finished: nothing is left to run.
             return Poll::Pending;
         };
-        let Next {
-            bookkeeping,
-            position,
-        } = next;
+        let (bookkeeping, position) = (next.bookkeeping, next.position);
         if ctx.is_aborted() {
             return Poll::Ready(settle(bookkeeping, position, Downstream::Aborted));
         }
@@ -417,13 +426,13 @@ impl<C> RunNext<'_, C> {
     /// A poll after the first: of a step that waited, or after the end.
     #[inline(never)]
     fn poll_started(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Downstream> {
-        let Self::Step(step) = self else {
+        let Self::Step(Some(step)) = self else {
             // Polled again after it finished: nothing is left to run.
             return Poll::Pending;
         };
         let poll = step.as_mut().poll(cx);
         if poll.is_ready() {
-            *self = Self::Finished;
+            *self = Self::Step(None);
         }
         poll
     }
