@@ -49,6 +49,7 @@ pub mod gate;
 pub mod guide;
 pub mod history;
 pub mod ids;
+mod lean;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;

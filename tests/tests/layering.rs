@@ -40,10 +40,16 @@ struct Layer {
 const LAYERS: &[Layer] = &[
     Layer {
         rule: "the floor imports nothing of the crate",
-        modules: &[Module {
-            name: "error",
-            may_import: &[],
-        }],
+        modules: &[
+            Module {
+                name: "error",
+                may_import: &[],
+            },
+            Module {
+                name: "lean",
+                may_import: &[],
+            },
+        ],
     },
     Layer {
         rule: "values know no storage",
@@ -85,6 +91,7 @@ const LAYERS: &[Layer] = &[
                 name: "state",
                 may_import: &[
                     "error",
+                    "lean",
                     "ids",
                     "declarations",
                     "storage",
@@ -117,6 +124,7 @@ const LAYERS: &[Layer] = &[
                 name: "context",
                 may_import: &[
                     "error",
+                    "lean",
                     "ids",
                     "stash",
                     "bytes",

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::storage::LazyToken;
 
-use super::lean::Lean;
+use crate::lean::Lean;
 
 /// Why a turn or dispatch was aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]

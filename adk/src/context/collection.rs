@@ -36,7 +36,7 @@ pub struct Collection<T> {
     /// This field, `shadowed` and `own` are `ManuallyDrop`, dropped by `Collection`'s `Drop`
     /// (taken out through `DerefMut`, no `unsafe`): as plain fields their drop glue ran after
     /// it, and was not always optimised away where they were known to be empty. The three are
-    /// tested together, where each `Lean` (`context::lean`) tests one: as three `Lean`
+    /// tested together, where each `Lean` (`crate::lean`) tests one: as three `Lean`
     /// fields the collection's drop glue stayed an out-of-line call (+160 instructions a turn
     /// on the peers' workload, measured).
     shared: ManuallyDrop<Option<Arc<Records<T>>>>,
@@ -76,7 +76,7 @@ impl<T> Drop for Collection<T> {
 }
 
 /// Drops what a collection held, out of line (see `Collection`'s `Drop`). Three arguments, not
-/// [`drop_out_of_line`](super::lean::drop_out_of_line) of a tuple: the parts then travel in
+/// [`drop_out_of_line`](crate::lean::drop_out_of_line) of a tuple: the parts then travel in
 /// registers, not through memory (44 instructions a turn on the peers' workload, measured).
 #[inline(never)]
 fn drop_parts<T>(

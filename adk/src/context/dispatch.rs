@@ -13,11 +13,11 @@ use crate::state::{State, template};
 use crate::storage::StorageContext;
 
 use super::abort::AbortState;
-use super::lean::Lean;
 use super::streams::Streams;
 use super::turn::TurnShared;
 use super::write_queue::{Adopted, CollectionKind, CollectionsMut, Delta};
 use super::{AbortReason, Aborted, Collection, TurnContext};
+use crate::lean::Lean;
 
 /// How the dispatch has been signalled so far. A nack's error is boxed, being rare: inline it
 /// made the signal (and every dispatch context) 32 bytes larger.

@@ -5,7 +5,6 @@ mod abort;
 mod collection;
 mod dispatch;
 mod gate;
-mod lean;
 mod middleware_state_methods;
 mod pipelines;
 mod raw;

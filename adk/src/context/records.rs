@@ -10,7 +10,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::lean::Lean;
+use crate::lean::Lean;
 use crate::primitives::Record;
 
 pub(super) use crate::ids::IdHasher;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::events::{StreamedContent, ToolCallContent};
 
-use super::lean::Lean;
+use crate::lean::Lean;
 
 /// Per-dispatch accumulators: a stream's state survives iterations, so a message streamed in
 /// iteration 0 cannot be reopened in iteration 1.

@@ -4,7 +4,7 @@
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
 
 use super::Collection;
-use super::lean::Lean;
+use crate::lean::Lean;
 
 /// One change to one collection.
 #[derive(Clone, Debug)]

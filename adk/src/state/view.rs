@@ -10,6 +10,7 @@ use super::contention::{Add, Counter, MergeOp, MergePolicy, Policy, PolicyKind};
 use super::store::{LoadedTurn, StateWrite, TurnCommit, merge_scopes};
 use super::{Scope, StateError, StateKey, StateValue};
 use crate::ids::ThreadId;
+use crate::lean::Lean;
 use crate::middleware_state::MiddlewareStates;
 use crate::middleware_state::{MiddlewareStateRecord, MiddlewareStateWrite};
 
@@ -60,23 +61,26 @@ pub struct State {
     /// `None`: nothing loaded (a turn without a session store), read as [`Loaded::empty`].
     /// Not a clone of a shared empty `Arc`: that was two locked increments and two decrements
     /// a turn (its state and its dispatch's copy), for nothing.
-    loaded: Option<Arc<Loaded>>,
+    ///
+    /// Every field is [`Lean`]: most states hold nothing, and a turn drops two (its own and its
+    /// dispatch's copy), each field's drop glue an out-of-line call otherwise.
+    loaded: Lean<Option<Arc<Loaded>>>,
     changes: Changes,
     /// Changes not yet handed on, kept only by a dispatch's copy (see `with_journal`).
-    journal: Option<Vec<(String, StateChange)>>,
+    journal: Option<Lean<Vec<(String, StateChange)>>>,
     /// `None`: no records loaded.
-    middleware_loaded: Option<Arc<Vec<MiddlewareStateRecord>>>,
-    middleware_writes: Vec<MiddlewareStateWrite>,
+    middleware_loaded: Lean<Option<Arc<Vec<MiddlewareStateRecord>>>>,
+    middleware_writes: Lean<Vec<MiddlewareStateWrite>>,
     /// Typed middleware state, decoded from `middleware_loaded`. `None` until a turn loads a
     /// record or writes a state, so a turn that uses none pays for one word, not a map.
-    typed: Option<Box<MiddlewareStates>>,
+    typed: Lean<Option<Box<MiddlewareStates>>>,
 }
 
 /// A state's own changes by key, in key order. The map is made with the first change: most
 /// turns change no state, and an empty `BTreeMap` still cost about 50 instructions to drop (a
 /// turn's state and its dispatch's copy, every turn).
 #[derive(Clone, Debug, Default)]
-struct Changes(Option<BTreeMap<String, StateChange>>);
+struct Changes(Lean<Option<BTreeMap<String, StateChange>>>);
 
 impl Changes {
     fn get(&self, key: &str) -> Option<&StateChange> {
@@ -103,7 +107,7 @@ impl Changes {
 impl State {
     /// What the session store loaded; empty when nothing was.
     fn loaded(&self) -> &Loaded {
-        match &self.loaded {
+        match &*self.loaded {
             Some(loaded) => loaded,
             None => Loaded::empty(),
         }
@@ -121,13 +125,13 @@ impl State {
         let typed = (!loaded.middleware.is_empty())
             .then(|| Box::new(MiddlewareStates::from_records(&loaded.middleware)));
         Self {
-            loaded: Some(Arc::new(Loaded {
+            loaded: Lean::new(Some(Arc::new(Loaded {
                 session: loaded.session,
                 user: loaded.user,
                 app: loaded.app,
-            })),
-            middleware_loaded: Some(Arc::new(loaded.middleware)),
-            typed,
+            }))),
+            middleware_loaded: Lean::new(Some(Arc::new(loaded.middleware))),
+            typed: Lean::new(typed),
             ..Self::default()
         }
     }
@@ -438,17 +442,18 @@ impl State {
         Self {
             loaded: self.loaded.clone(),
             changes: self.changes.clone(),
-            journal: Some(Vec::new()),
+            journal: Some(Lean::default()),
             middleware_loaded: self.middleware_loaded.clone(),
             middleware_writes: if self.middleware_writes.is_empty() {
-                Vec::new()
+                Lean::default()
             } else {
                 self.middleware_writes.clone()
             },
-            typed: self
-                .typed
-                .as_ref()
-                .map(|typed| Box::new(typed.with_journal())),
+            typed: Lean::new(
+                self.typed
+                    .as_ref()
+                    .map(|typed| Box::new(typed.with_journal())),
+            ),
         }
     }
 
@@ -462,7 +467,7 @@ impl State {
                 turn.changes.insert(key, change);
             }
         }
-        if let Some(typed) = &mut self.typed {
+        if let Some(typed) = &mut *self.typed {
             typed.flush_journal_into(turn.middleware_states_mut());
         }
     }
@@ -472,7 +477,7 @@ impl State {
         if let Some(journal) = &mut self.journal {
             journal.clear();
         }
-        if let Some(typed) = &mut self.typed {
+        if let Some(typed) = &mut *self.typed {
             typed.discard_journal();
         }
     }
@@ -528,7 +533,7 @@ impl State {
                 Scope::Temp => {}
             }
         }
-        commit.middleware = self.middleware_writes.clone();
+        commit.middleware = Vec::clone(&self.middleware_writes);
         commit
     }
 }
