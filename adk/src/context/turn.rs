@@ -20,6 +20,7 @@ use crate::storage::{SharedStorage, StorageContext};
 
 use super::abort::{AbortState, Watched};
 use super::{AbortReason, Aborted, Collection, InvalidTurnContext, RawTurnContext};
+use crate::lean::Lean;
 
 /// What every turn of one runner works with, the same for all of them: made once, when the
 /// runner is built, and shared by its turns (one reference count a turn instead of one for
@@ -177,8 +178,9 @@ pub struct TurnContext {
     user_message: Option<Message>,
     /// The user message is in storage already (a retry of a refused run): admitted, not stored.
     user_message_stored: bool,
-    /// The caller's state delta, applied by [`Self::apply_caller_delta`].
-    caller_delta: Vec<(String, serde_json::Value)>,
+    /// The caller's state delta, applied by [`Self::apply_caller_delta`]. [`Lean`]: nearly
+    /// always empty, and the vector's drop was an out-of-line call.
+    caller_delta: Lean<Vec<(String, serde_json::Value)>>,
     /// The reply a `turn_input` middleware completed the turn with.
     /// Boxed, as `resume` is: both are rare, and inline they would make every turn's context
     /// (and the turn's future that holds it) larger.
@@ -340,7 +342,7 @@ impl TurnContext {
             state: State::new(),
             user_message,
             user_message_stored: raw.user_message_stored,
-            caller_delta: state_delta,
+            caller_delta: Lean::new(state_delta),
             completed_with: None,
             dispatch_started: false,
             resume: None,
@@ -399,7 +401,7 @@ impl TurnContext {
     /// Writes the caller's state delta ([`RawTurnContext::state_delta`]) into the turn's state,
     /// once: the runner calls it right after loading the state.
     pub(crate) fn apply_caller_delta(&mut self) {
-        let delta = std::mem::take(&mut self.caller_delta);
+        let delta = std::mem::take(&mut *self.caller_delta);
         if delta.is_empty() {
             return;
         }
