@@ -9,19 +9,19 @@ fn aborted_by(outcome: &TurnOutcome) -> &AbortReason {
     }
 }
 
+/// The events of a turn whose dispatch was aborted in its first iteration.
+const DISPATCH_ABORTED_IN_ITS_FIRST_ITERATION: [(&str, &str); 5] = [
+    TURN_START,
+    DISPATCH_START,
+    ITERATION_START,
+    DISPATCH_ABORTED,
+    TURN_END,
+];
+
 /// A turn whose token was cancelled while its executor ran: the dispatch ended aborted, neither
 /// `dispatch_output` nor `turn_output` ran, the turn was aborted as cancelled.
 fn ended_cancelled_mid_dispatch(events: &EventRecorder, log: &Log, outcome: &TurnOutcome) {
-    assert_eq!(
-        events.trace(),
-        [
-            TURN_START,
-            DISPATCH_START,
-            ITERATION_START,
-            DISPATCH_ABORTED,
-            TURN_END
-        ]
-    );
+    assert_eq!(events.trace(), DISPATCH_ABORTED_IN_ITS_FIRST_ITERATION);
     assert_eq!(log.entries(), Vec::<String>::new());
     assert_eq!(aborted_by(outcome), &AbortReason::Cancelled);
     assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
@@ -225,16 +225,7 @@ async fn aborting_the_dispatch_context_aborts_only_the_dispatch() {
         .build();
     let outcome = run(&runner, raw()).await;
 
-    assert_eq!(
-        events.trace(),
-        [
-            TURN_START,
-            DISPATCH_START,
-            ITERATION_START,
-            DISPATCH_ABORTED,
-            TURN_END
-        ]
-    );
+    assert_eq!(events.trace(), DISPATCH_ABORTED_IN_ITS_FIRST_ITERATION);
     assert_eq!(executor.runs(), 0);
     assert_eq!(log.joined(), "out-pre out-post");
     assert!(
@@ -257,16 +248,7 @@ async fn returning_aborted_from_the_executor_aborts_only_the_dispatch() {
         .build();
     let outcome = run(&runner, raw()).await;
 
-    assert_eq!(
-        events.trace(),
-        [
-            TURN_START,
-            DISPATCH_START,
-            ITERATION_START,
-            DISPATCH_ABORTED,
-            TURN_END
-        ]
-    );
+    assert_eq!(events.trace(), DISPATCH_ABORTED_IN_ITS_FIRST_ITERATION);
     assert_eq!(log.joined(), "executor out-pre out-post");
     assert_eq!(outcome.dispatch, Some(DispatchStatus::Aborted));
     assert!(
