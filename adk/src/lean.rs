@@ -3,9 +3,10 @@
 //!
 //! A context holds many fields that most turns leave empty (four of its five collections, the
 //! write queue, the stream accumulators, the rare lists, an unmade token), and so does a state
-//! (nothing loaded, no changes, no middleware state); a turn drops two contexts and two states. The drop glue of an empty `Vec`, `Option` or `OnceLock`
-//! field is still an out-of-line call that saves registers before finding nothing to drop:
-//! 9 to 28 instructions each, a few hundred a turn in all. Wrapped in [`Lean`], the field's
+//! (nothing loaded, no changes, no middleware state); a turn drops two contexts and two states.
+//! The drop glue of an empty `Vec`, `Option` or `OnceLock` field is still an out-of-line call
+//! that saves registers before finding nothing to drop: 9 to 28 instructions each, a few
+//! hundred a turn in all. Wrapped in [`Lean`], the field's
 //! value sits in a `ManuallyDrop` (so it has no glue of its own), and `Lean`'s inlined `Drop`
 //! asks it for what it holds ([`Vacant`]); only what a value holds is taken out (through
 //! `DerefMut`: no `unsafe`) and dropped, by an out-of-line call.

@@ -156,8 +156,8 @@ where
 
 /// The middleware registered on one pipeline, in registration order.
 ///
-/// Cloning shares the middleware (one small box a layer for the handle). Every run starts from the first middleware with
-/// fresh bookkeeping, so nothing leaks from one run into the next.
+/// Cloning shares the middleware (one small box a layer for the handle). Every run starts from
+/// the first middleware with fresh bookkeeping, so nothing leaks from one run into the next.
 pub struct Stack<P: Pipeline> {
     layers: Vec<Box<dyn Layer<P::Context>>>,
 }
@@ -293,11 +293,11 @@ struct Bookkeeping<'walk, C> {
     pipeline: &'static str,
     layers: &'walk [Box<dyn Layer<C>>],
     failed: AtomicBool,
-    /// The last `Next::run` to complete, as `position << 3 | outcome` ([`tag`]). Runs are strictly nested
-    /// (a middleware's `next` completes before that middleware returns, and only one `next` of
-    /// a walk is alive at a time), so after middleware `k` returns, this holds `k + 1`'s tag
-    /// exactly when `k` ran its `next` to completion. One word for the whole walk keeps `Next`
-    /// small, and so every middleware's future.
+    /// The last `Next::run` to complete, as `position << 3 | outcome` ([`tag`]). Runs are
+    /// strictly nested (a middleware's `next` completes before that middleware returns, and only
+    /// one `next` of a walk is alive at a time), so after middleware `k` returns, this holds
+    /// `k + 1`'s tag exactly when `k` ran its `next` to completion. One word for the whole walk
+    /// keeps `Next` small, and so every middleware's future.
     last_completed: AtomicU64,
     /// The first (innermost) middleware that returned without running `next`, or `NONE`.
     short_circuited_at: AtomicUsize,
