@@ -74,13 +74,17 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
     // small for that (see the size test in `context::dispatch`).
     let mut ctx = DispatchContext::seeded_from(turn);
     let resume = turn.resume.take();
-    let events = ctx.shared.events.clone();
     // Unobserved lifecycle events are not built, and neither the clock nor the ids are read for
-    // them (the dispatch id is made on first use).
-    let observed = events.then_observed(|| (turn.turn_id().clone(), ctx.shared_id()));
+    // them (the dispatch id is made on first use). The bus is reached through the context at
+    // each event rather than cloned for the dispatch: a clone and its drop are two locked
+    // instructions a turn, each slower than the rest of what it saves.
+    let observed = ctx
+        .shared
+        .events
+        .then_observed(|| (turn.turn_id().clone(), ctx.shared_id()));
     let dispatch_started = observed.as_ref().map(|_| ctx.shared.now());
     if let (Some((turn_id, dispatch_id)), Some((started_at, _))) = (&observed, dispatch_started) {
-        events.emit(Event::DispatchStart {
+        ctx.shared.events.emit(Event::DispatchStart {
             turn_id: turn_id.clone(),
             dispatch_id: dispatch_id.clone(),
             started_at,
@@ -142,7 +146,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         ctx.clear_generation_stats();
         let iteration_started = observed.as_ref().map(|_| ctx.shared.now());
         if let (Some((_, dispatch_id)), Some((started_at, _))) = (&observed, iteration_started) {
-            events.emit(Event::IterationStart {
+            ctx.shared.events.emit(Event::IterationStart {
                 dispatch_id: dispatch_id.clone(),
                 iteration: completed_iterations,
                 started_at,
@@ -229,7 +233,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
             (&observed, iteration_started)
         {
             let (ended_at, ended) = ctx.shared.now();
-            events.emit(Event::IterationEnd {
+            ctx.shared.events.emit(Event::IterationEnd {
                 dispatch_id: dispatch_id.clone(),
                 iteration: completed_iterations,
                 started_at,
@@ -274,7 +278,7 @@ pub(crate) async fn run_dispatch(turn: &mut TurnContext, plan: DispatchPlan<'_>)
         (observed, dispatch_started)
     {
         let (ended_at, ended) = ctx.shared.now();
-        events.emit(Event::DispatchEnd {
+        ctx.shared.events.emit(Event::DispatchEnd {
             turn_id,
             dispatch_id,
             status,

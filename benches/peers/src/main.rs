@@ -2,9 +2,12 @@
 //!
 //! Every row runs the same turn: a fresh session (a new id each turn), one user message, a mocked
 //! model that answers at once with one assistant message that the session stores, and 4
-//! pass-through callbacks, hooks or middleware. Each turn is one `block_on` of a current-thread
-//! tokio runtime, and the session is removed after the turn so every turn starts from the same
-//! store.
+//! pass-through callbacks, hooks or middleware, on a current-thread tokio runtime; the session is
+//! removed after the turn so every turn starts from the same store. `PEERS_ENTRY` says how the
+//! harness enters the runtime, the same for every row: `each-turn` (the default) is one
+//! `block_on` a turn, so each turn also pays for entering the runtime and for moving its future
+//! into `block_on`; `once` runs a sample's turns in one `block_on`, as criterion's
+//! `b.to_async(&runtime).iter(..)` does (the peers' own benches use it).
 //!
 //! - `adk/in-memory adapter`, `adk/NoopStorage`: `adk/benches/support/peers_workload.rs` (the
 //!   same code the `peers/*` rows of `adk/benches/turn.rs` run): 4 pass-through `#[middleware]`
@@ -245,7 +248,7 @@ impl Rows {
         })
     }
 
-    /// One turn of row `row` on session number `turn`.
+    /// One turn of row `row` on session number `turn`, in a `block_on` of its own.
     fn turn(&self, runtime: &tokio::runtime::Runtime, row: usize, turn: u64) {
         match row {
             0 => {
@@ -263,6 +266,88 @@ impl Rows {
             }
         }
     }
+
+    /// `count` turns of row `row` on sessions `first..first + count`, all in one `block_on`, as
+    /// criterion's `b.to_async(&runtime).iter(..)` runs its iterations (the peers' own benches
+    /// use it): the runtime is entered once for the lot, so no turn pays for entering it.
+    fn turns_in_one_block_on(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        row: usize,
+        first: u64,
+        count: u64,
+    ) {
+        let sessions = first..first + count;
+        match row {
+            0 => runtime.block_on(async {
+                for turn in sessions {
+                    let stored = self.adk.turn_in_memory(turn).await;
+                    assert_eq!(stored, 2, "adk stored the user's message and the answer");
+                }
+            }),
+            1 => runtime.block_on(async {
+                for turn in sessions {
+                    assert!(self.adk.turn_noop(turn).await);
+                }
+            }),
+            2 => runtime.block_on(async {
+                for turn in sessions {
+                    black_box(self.adk_rust.turn(turn).await);
+                }
+            }),
+            _ => runtime.block_on(async {
+                for turn in sessions {
+                    black_box(self.rig.turn(turn).await);
+                }
+            }),
+        }
+    }
+
+    /// `count` turns of row `row` from session `first` on, entered as `entry` says.
+    fn turns(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        entry: Entry,
+        row: usize,
+        first: u64,
+        count: u64,
+    ) {
+        match entry {
+            Entry::EachTurn => {
+                for turn in first..first + count {
+                    self.turn(runtime, row, turn);
+                }
+            }
+            Entry::Once => self.turns_in_one_block_on(runtime, row, first, count),
+        }
+    }
+}
+
+/// How the harness enters the runtime (`PEERS_ENTRY`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// `each-turn` (the default): one `block_on` a turn, so every turn also pays for entering
+    /// the runtime and for moving its future into `block_on`.
+    EachTurn,
+    /// `once`: one `block_on` for all the turns of a sample, as criterion's async bencher.
+    Once,
+}
+
+impl Entry {
+    fn from_env() -> Self {
+        match std::env::var("PEERS_ENTRY").as_deref() {
+            Ok("once") => Self::Once,
+            Ok("each-turn") | Err(_) => Self::EachTurn,
+            Ok(other) => panic!("PEERS_ENTRY is `each-turn` or `once`, not `{other}`"),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Self::EachTurn => "one block_on a turn",
+            Self::Once => "one block_on a sample, as criterion's to_async(..).iter",
+        }
+    }
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -277,10 +362,13 @@ fn main() {
         .build()
         .expect("a current-thread runtime");
     let rows = Rows::new();
+    let entry = Entry::from_env();
     let mut session = 0_u64;
-    let mut next_session = || {
-        session += 1;
-        session
+    // The first of `count` fresh session numbers.
+    let mut next_sessions = |count: u64| {
+        let first = session + 1;
+        session += count;
+        first
     };
 
     if let Ok(row) = std::env::var("PEERS_ROW") {
@@ -291,9 +379,8 @@ fn main() {
             return;
         }
         let row = Rows::index(&row);
-        for _ in 0..env_number("PEERS_ITERATIONS", 1000) {
-            rows.turn(&runtime, row, next_session());
-        }
+        let iterations = env_number("PEERS_ITERATIONS", 1000);
+        rows.turns(&runtime, entry, row, next_sessions(iterations), iterations);
         return;
     }
 
@@ -302,24 +389,19 @@ fn main() {
     // Warm-up, and a check that every row completes its turn (the row asserts it).
     let mut allocations = [0_f64; ROWS.len()];
     for (row, per_turn) in allocations.iter_mut().enumerate() {
-        for _ in 0..100 {
-            rows.turn(&runtime, row, next_session());
-        }
-        let counted = counting_allocator::counted(|| {
-            for _ in 0..100 {
-                rows.turn(&runtime, row, next_session());
-            }
-        });
+        rows.turns(&runtime, entry, row, next_sessions(100), 100);
+        let first = next_sessions(100);
+        let counted = counting_allocator::counted(|| rows.turns(&runtime, entry, row, first, 100));
         *per_turn = counted as f64 / 100.0;
     }
 
+    println!("the runtime entered with {}", entry.describe());
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); ROWS.len()];
     for round in 0..rounds {
         for (row, samples) in times.iter_mut().enumerate() {
+            let first = next_sessions(turns);
             let start = Instant::now();
-            for _ in 0..turns {
-                rows.turn(&runtime, row, next_session());
-            }
+            rows.turns(&runtime, entry, row, first, turns);
             let per_turn = start.elapsed().as_nanos() as f64 / turns as f64;
             println!(
                 "round {}/{rounds}  {:<22} {:>9.0} ns a turn",
