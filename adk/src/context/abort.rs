@@ -117,7 +117,8 @@ pub(crate) fn caused_by_abort(error: &(dyn std::error::Error + 'static)) -> bool
 /// made since (one load) and locks it from then on.
 ///
 /// The flags the check reads are one atomic byte, so the common answer ("not aborted") is one
-/// load and one compare: see [`is_quiet`](AbortState::is_quiet).
+/// load and one compare: see [`is_quiet`](AbortState::is_quiet) (a dispatch's) and
+/// [`is_aborted_watched`](AbortState::is_aborted_watched) (a turn's).
 #[derive(Debug)]
 pub(crate) struct AbortState {
     /// [`ABORTED`], [`WATCHED`], [`FIRED`] and [`TOKEN`].
@@ -196,13 +197,13 @@ impl AbortState {
         self.flags.load(Ordering::Acquire) & ABORTED != 0
     }
 
-    /// True when nothing can have aborted this state: not aborted, and its token either not
-    /// made (`made_token == false`) or made and watched with no cancellation seen. One load: the
-    /// check before every middleware starts here and rarely goes further.
+    /// True when nothing can have aborted this state itself: not aborted and no token of its
+    /// own. One load: a dispatch's abort check starts here and rarely goes further. (A turn's
+    /// state, whose token may be made and watched, is asked through
+    /// [`is_aborted_watched`](Self::is_aborted_watched) instead.)
     #[inline]
-    pub(crate) fn is_quiet(&self, made_token: bool) -> bool {
-        let quiet = if made_token { TOKEN | WATCHED } else { 0 };
-        self.flags.load(Ordering::Acquire) == quiet
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.flags.load(Ordering::Acquire) == 0
     }
 
     /// Whether a dispatch was aborted, by `abort` or through its token.

@@ -416,7 +416,7 @@ impl DispatchContext {
     /// Whether the dispatch was aborted, directly or because the turn was.
     #[inline]
     pub fn is_aborted(&self) -> bool {
-        if self.abort.is_quiet(false) {
+        if self.abort.is_quiet() {
             // The common case, one load: no abort and no token of its own, so only the turn
             // can have aborted it.
             return self.shared.is_aborted();
