@@ -231,9 +231,15 @@ impl TurnRunner {
         } else {
             ToolRegistry::from_tools(parts.tools.iter().cloned())?
         };
-        // Inline, not boxed: a box cost an allocation, a copy in and a copy out each turn, more
-        // than the bytes it kept out of the turn's future cost when that future moves.
-        let mut ctx = TurnContext::with_events(raw, Arc::clone(&parts.turn_env), tools)?;
+        // Boxed once here and handed to the outcome as it is: the turn's future (moved whole
+        // by whoever polls it, `block_on` twice) and the outcome (moved out through each
+        // future that awaits it) carry a pointer, not 728 bytes. Measured against the context
+        // inline, side by side: about 4% of a turn.
+        let mut ctx = Box::new(TurnContext::with_events(
+            raw,
+            Arc::clone(&parts.turn_env),
+            tools,
+        )?);
         ctx.resume = resume;
         // A store that commits to the adapter's database takes the turn's assistant messages
         // into its commit's transaction: one flush for the turn (see `storage::held`).

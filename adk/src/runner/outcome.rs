@@ -46,8 +46,11 @@ pub struct TurnOutcome {
     pub status: TurnStatus,
     /// How the dispatch ended, when the turn reached it.
     pub dispatch: Option<DispatchStatus>,
-    /// The turn's context as the last middleware left it: collections, stash, tools.
-    pub context: TurnContext,
+    /// The turn's context as the last middleware left it: collections, stash, tools. Boxed, so
+    /// an outcome is a few words to move (the context is about 700 bytes) and the turn's future
+    /// holds a pointer to it rather than the context itself; read it through the box
+    /// (`outcome.context.messages`), or `*outcome.context` for the value.
+    pub context: Box<TurnContext>,
 }
 
 impl TurnOutcome {
