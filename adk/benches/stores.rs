@@ -36,7 +36,10 @@
 //! shape; `ADK_BENCH_SQLITE=one-flush` or `=two-commits` runs only that SQLite row (for
 //! instruction counts of one store), `ADK_BENCH_SQLITE=none` none, and
 //! `ADK_BENCH_POSTGRES=one-flush` only the PostgreSQL one-flush row (for a before/after of it). Without `ADK_TEST_POSTGRES_URL` or the Python, the rows that need them are reported as
-//! not run, loudly.
+//! not run, loudly. `ADK_BENCH_STATE=add` makes the adk rows' three keys `add` counters
+//! (`state_key!(.., on_conflict = add)`) instead of read-and-set keys, the `app:` counter one
+//! for every worker of the app: merges, for a before/after of how a store commits them (the
+//! google-adk and raw rows keep their workload, so compare adk rows only).
 
 // A bench binary: its helpers need no documentation.
 #![allow(missing_docs)]
@@ -52,7 +55,8 @@ use adk::pipeline::BoxError;
 use adk::postgres::{PostgresOptions, PostgresStorage};
 use adk::primitives::Message;
 use adk::sqlite::{SqliteSessionStore, SqliteStorage};
-use adk::state::SharedSessionStore;
+use adk::state::contention::Add;
+use adk::state::{SharedSessionStore, StateKey};
 use adk::storage::SharedStorage;
 use serde_json::json;
 
@@ -117,22 +121,34 @@ where
     }
 }
 
+/// The session's, the user's and the app's counters of `ADK_BENCH_STATE=add`.
+const SESSION_TURNS: StateKey<u64, Add> = adk::state_key!("turns" => u64, on_conflict = add);
+const USER_TURNS: StateKey<u64, Add> = adk::state_key!("user:turns" => u64, on_conflict = add);
+const APP_TURNS: StateKey<u64, Add> = adk::state_key!("app:turns" => u64, on_conflict = add);
+
 /// The runner every adk row uses: the executor stores one assistant message and increments
-/// three keys, one per scope; the `app:` key is the worker's own (named after its user).
-fn runner(storage: SharedStorage, sessions: SharedSessionStore) -> TurnRunner {
+/// three keys, one per scope; the `app:` key is the worker's own (named after its user). With
+/// `merges`, each key is an `add` counter instead, and the `app:` one is the app's.
+fn runner(storage: SharedStorage, sessions: SharedSessionStore, merges: bool) -> TurnRunner {
     TurnRunner::builder()
         .shared_storage(storage)
         .session_store(sessions)
-        .executor(executor_fn(|ctx: &mut DispatchContext| {
+        .executor(executor_fn(move |ctx: &mut DispatchContext| {
             Box::pin(async move {
                 let app_key = format!("app:turns_{}", ctx.storage_context().user_id().as_str());
                 let id = format!("m-{}", ctx.turn_id());
                 ctx.store_message(Message::assistant(id, "an answer")?)
                     .await?;
-                for key in ["turns", "user:turns", app_key.as_str()] {
-                    let turns = ctx.state().value(key).and_then(serde_json::Value::as_u64);
-                    ctx.state_mut()
-                        .set_value(key, json!(turns.unwrap_or(0) + 1))?;
+                if merges {
+                    for key in [SESSION_TURNS, USER_TURNS, APP_TURNS] {
+                        ctx.state_mut().add(key, 1)?;
+                    }
+                } else {
+                    for key in ["turns", "user:turns", app_key.as_str()] {
+                        let turns = ctx.state().value(key).and_then(serde_json::Value::as_u64);
+                        ctx.state_mut()
+                            .set_value(key, json!(turns.unwrap_or(0) + 1))?;
+                    }
                 }
                 ctx.ack()?;
                 Ok::<(), BoxError>(())
@@ -297,6 +313,11 @@ fn main() {
         folder.join("google-adk.sqlite3").display()
     );
     let sqlite_rows = env_or("ADK_BENCH_SQLITE", "both");
+    let merges = match env_or("ADK_BENCH_STATE", "set").as_str() {
+        "set" => false,
+        "add" => true,
+        other => panic!("ADK_BENCH_STATE is `set` or `add`, not `{other}`"),
+    };
     let (sqlite_runner, sqlite_two_commits) = runtime.block_on(async {
         let storage = SqliteStorage::open(&sqlite_path)
             .await
@@ -313,12 +334,14 @@ fn main() {
                 runner(
                     SharedStorage::new(storage.clone()),
                     SharedSessionStore::new(one_flush),
+                    merges,
                 )
             }),
             matches!(sqlite_rows.as_str(), "both" | "two-commits").then(|| {
                 runner(
                     SharedStorage::new(storage),
                     SharedSessionStore::new(sessions),
+                    merges,
                 )
             }),
         )
@@ -351,10 +374,12 @@ fn main() {
                 runner(
                     SharedStorage::new(storage.clone()),
                     SharedSessionStore::new(sessions),
+                    merges,
                 ),
                 runner(
                     SharedStorage::new(storage),
                     SharedSessionStore::new(one_flush),
+                    merges,
                 ),
                 raw,
             )
