@@ -15,6 +15,8 @@ use adk::pipeline::BoxError;
 use adk::postgres::{PostgresStorage, tokio_postgres};
 use adk::primitives::Message;
 use adk::runner::TurnStatus;
+use adk::state::StateKey;
+use adk::state::contention::Add;
 use adk::storage::{StorageAdapter, StorageContext};
 use adk_integration_tests::one_flush::{AnswerId, Then, answering};
 use adk_integration_tests::postgres_database::{
@@ -202,4 +204,70 @@ async fn the_plain_session_store_leaves_each_answer_in_a_transaction_of_its_own(
         message_writer, session_writer,
         "without the one-flush store, store_message commits the answer when it is called"
     );
+}
+
+/// A counter every turn of `a_merge_key_turn_commits_its_answer_and_its_merge_in_one_transaction`
+/// adds one to.
+const VISITS: StateKey<u64, Add> = adk::state_key!("app:visits" => u64, on_conflict = add);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_key_turn_commits_its_answer_and_its_merge_in_one_transaction() {
+    let Some((storage, parts)) = fresh("one_flush_merge").await else {
+        return;
+    };
+    let runner = TurnRunner::builder()
+        .storage(storage.clone())
+        .session_store(storage.session_store_one_flush().await.unwrap())
+        .executor(executor_fn(|ctx: &mut DispatchContext| {
+            Box::pin(async move {
+                let id = format!("m-{}", ctx.turn_id());
+                ctx.store_message(Message::assistant(id, "an answer")?)
+                    .await?;
+                ctx.state_mut().add(VISITS, 1)?;
+                ctx.ack()?;
+                Ok::<(), BoxError>(())
+            })
+        }))
+        .build();
+    // The first turn creates the session (the locking commit); the second adds to the counter
+    // of an existing session, which nothing changed since the turn loaded it.
+    for _ in 0..2 {
+        let outcome = runner.run(raw("c-5")).await.unwrap();
+        assert!(outcome.is_completed(), "{:?}", outcome.status);
+    }
+    let answers = storage
+        .fetch_messages(
+            &StorageContext::new("c-5")
+                .with_app_name("shop")
+                .with_user_id("ada"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), 2, "both answers are stored");
+    let message_writer = writer(
+        &parts.client,
+        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
+        answers[1].id(),
+    )
+    .await;
+    let app_writer = writer(
+        &parts.client,
+        "SELECT xmin::TEXT FROM app_states WHERE app_name = $1",
+        "shop",
+    )
+    .await;
+    assert_eq!(
+        message_writer, app_writer,
+        "the answer and the merged counter were written by one transaction: the merge took the \
+         one round trip, not the locking transaction (which writes the held answer before it)"
+    );
+    let app = parts
+        .client
+        .query_one(
+            "SELECT (state -> 'visits')::TEXT FROM app_states WHERE app_name = 'shop'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(app.get::<_, String>(0), "2");
 }

@@ -30,15 +30,13 @@ use std::sync::OnceLock;
 use std::task::Poll;
 
 use deadpool_postgres::Object;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Json, ToSql};
 
 use crate::primitives::Message;
-use crate::state::{
-    MiddlewareStateWrite, RecordScope, SessionKey, SessionStoreError, StateChange, TurnCommit,
-};
+use crate::state::{MiddlewareStateWrite, RecordScope, SessionKey, SessionStoreError, TurnCommit};
 use crate::storage::{HeldWrite, StorageContext};
 
 use super::error::failed;
@@ -48,6 +46,7 @@ use super::session_events::INSERT_EVENTS;
 
 use super::app_cache::AppCache;
 use super::checked_writes::{APP, APP_KEPT, SESSION, USER};
+use super::scope_writes::{ScopeWrites, folded};
 
 // A held assistant message (`storage::held`), checked as the writes are: an id already taken
 // inserts no row, which aborts the transaction; the locking path then stores the message on
@@ -120,67 +119,6 @@ pub(super) fn thread_column(scope: &RecordScope) -> &str {
     }
 }
 
-/// One scope's writes folded into what the statement takes: the last change of each key wins
-/// (as [`StateWrite::apply_all`](crate::state::StateWrite::apply_all) applies them in order),
-/// and every write's expected value is checked.
-struct ScopeWrites {
-    removed: Vec<String>,
-    set: Json<Map<String, Value>>,
-    names: Vec<String>,
-    expected: Vec<Option<Json<Value>>>,
-}
-
-/// The last change of each key as the statement takes them: the keys removed and the values
-/// set. `None` when a change is a merge.
-fn removed_and_set(
-    last: indexmap::IndexMap<&str, &StateChange>,
-) -> Option<(Vec<String>, Map<String, Value>)> {
-    let mut removed = Vec::new();
-    let mut set = Map::new();
-    for (name, change) in last {
-        match change {
-            StateChange::Set(value) => {
-                set.insert(name.to_owned(), value.clone());
-            }
-            StateChange::Delete => removed.push(name.to_owned()),
-            StateChange::Merge(_) => return None,
-        }
-    }
-    Some((removed, set))
-}
-
-impl ScopeWrites {
-    /// `None` when a write is a merge: a merge is applied to the value read under the row's
-    /// lock, which the locking transaction does.
-    fn of(writes: &[crate::state::StateWrite]) -> Option<Self> {
-        let mut last: indexmap::IndexMap<&str, &StateChange> = indexmap::IndexMap::new();
-        for write in writes {
-            last.insert(write.name.as_str(), &write.change);
-        }
-        let (removed, set) = removed_and_set(last)?;
-        Some(Self {
-            removed,
-            set: Json(set),
-            names: writes.iter().map(|write| write.name.clone()).collect(),
-            expected: writes
-                .iter()
-                .map(|write| write.expected.clone().map(Json))
-                .collect(),
-        })
-    }
-}
-
-/// Whether `commit` may be sent as it is: no write is a merge (a merge is applied to the value
-/// read under the row's lock, which the locking transaction does).
-pub(super) fn takes_one_round_trip(commit: &TurnCommit) -> bool {
-    let no_merge = |writes: &[crate::state::StateWrite]| {
-        writes
-            .iter()
-            .all(|write| !matches!(write.change, StateChange::Merge(_)))
-    };
-    no_merge(&commit.session) && no_merge(&commit.app) && no_merge(&commit.user)
-}
-
 /// A middleware-state write's parameters: its thread column, its key, and for a put its
 /// version and record.
 type RecordParams<'a> = (&'a str, &'a str, Option<i64>, Option<Json<&'a Value>>);
@@ -242,7 +180,8 @@ pub(super) enum Sent {
     Committed,
     /// Nothing was applied: the turn at this index was refused by a check (its session is
     /// missing, a key it writes went stale, a held message's id is taken) or cannot be sent
-    /// this way (a merge). The others may be sent again without it.
+    /// this way (a merge the value it loaded cannot take). The others may be sent again
+    /// without it.
     Refused(usize),
     /// Nothing was applied: a statement carrying several turns' writes (folded) failed its
     /// check, or failed for a reason of one of its turns. Sent again without folding, the
@@ -277,13 +216,10 @@ struct Planned<'a> {
 }
 
 impl<'a> Planned<'a> {
-    /// `Ok(None)` when a write is a merge.
+    /// `Ok(None)` when a session merge cannot be applied to the value the turn loaded.
     fn of(turn: &Turn<'a>) -> Result<Option<Self>, SessionStoreError> {
         let (commit, key) = (turn.commit, turn.key);
-        let (true, Some(session)) = (
-            takes_one_round_trip(commit),
-            ScopeWrites::of(&commit.session),
-        ) else {
+        let Some(session) = ScopeWrites::of(&commit.session) else {
             return Ok(None);
         };
         let held = turn
@@ -489,8 +425,8 @@ struct RowWrite<K> {
 /// The writes of one scope (app or user rows), rows in key order and each row's writes in the
 /// turns' order. With `fold`, the writes of several turns to one row are folded into one
 /// statement (see [`folded`]): a group of 64 turns rewrites the app's row once, not 64 times.
-/// `Err(turn)`: that turn cannot be sent (a merge, or a check that fails against the write of
-/// a turn before it in the group).
+/// `Err(turn)`: that turn cannot be sent (a merge its loaded value cannot take, or a check
+/// that fails against the write of a turn before it in the group).
 fn row_writes<'a, K: Ord + Copy>(
     planned: &[Planned<'a>],
     key: impl Fn(&Planned<'a>) -> Option<K>,
@@ -522,45 +458,6 @@ fn row_writes<'a, K: Ord + Copy>(
         }
     }
     Ok(rows)
-}
-
-/// Several turns' writes to one row as one write, applied in the turns' order (the last
-/// change of a key wins). Each turn's expected value of a key is checked against what the
-/// turns before it left when one of them wrote the key (here, as the locking transaction
-/// compares), and otherwise against the stored row (by the statement). `Err(turn)`: that
-/// turn's check fails here, or it merges.
-fn folded<'a>(
-    turns: impl Iterator<Item = (usize, &'a [crate::state::StateWrite])>,
-) -> Result<ScopeWrites, usize> {
-    let mut last: indexmap::IndexMap<&'a str, &'a StateChange> = indexmap::IndexMap::new();
-    let (mut names, mut expected) = (Vec::new(), Vec::new());
-    for (turn, writes) in turns {
-        for write in writes {
-            match last.get(write.name.as_str()) {
-                Some(StateChange::Set(value)) if write.expected.as_ref() == Some(value) => {}
-                Some(StateChange::Delete) if write.expected.is_none() => {}
-                Some(_) => return Err(turn),
-                None => {
-                    names.push(write.name.clone());
-                    expected.push(write.expected.clone().map(Json));
-                }
-            }
-        }
-        for write in writes {
-            if matches!(write.change, StateChange::Merge(_)) {
-                return Err(turn);
-            }
-            last.insert(write.name.as_str(), &write.change);
-        }
-    }
-    // A merge returned `Err(turn)` above: none is left in `last`.
-    let (removed, set) = removed_and_set(last).unwrap_or_default();
-    Ok(ScopeWrites {
-        removed,
-        set: Json(set),
-        names,
-        expected,
-    })
 }
 
 /// Sends `turns` as one transaction on `client`: `BEGIN`, each turn's checked writes, and
@@ -828,9 +725,10 @@ fn outcome(results: Vec<Result<u64, tokio_postgres::Error>>, owners: &[Option<us
 
 /// Commits `commit`, with the turn's `held` assistant messages, in one round trip if it can be
 /// applied as it is: `Ok(true)` when it was committed, `Ok(false)` when nothing was applied
-/// because the session is missing, a key it writes no longer holds the loaded value, a write
-/// is a merge or a held message's id is taken (the caller runs the locking transaction, which
-/// creates the session, reports the stale keys or applies the merges).
+/// because the session is missing, a key it writes no longer holds the loaded value (a merged
+/// key included), a merge cannot take the loaded value or a held message's id is taken (the
+/// caller runs the locking transaction, which creates the session, reports the stale keys or
+/// applies the merges to the stored values).
 ///
 /// # Errors
 ///

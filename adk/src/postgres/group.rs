@@ -20,6 +20,7 @@
 //! that turn is told (it then runs the locking transaction, which names the stale keys, creates
 //! a missing session or applies merges, as before).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use deadpool_postgres::Pool;
@@ -60,7 +61,8 @@ impl Queued {
 pub(super) enum Outcome {
     /// Committed, with the others of its group.
     Committed,
-    /// Not applied: refused by a check, or a merge. The turn runs the locking transaction.
+    /// Not applied: refused by a check, or a merge its loaded value cannot take. The turn runs
+    /// the locking transaction.
     Refused(Queued),
     /// Not applied: the group failed for no one turn's reason, or refused too many turns. The
     /// turn sends its commit on its own.
@@ -86,6 +88,28 @@ struct Queue {
 #[derive(Default)]
 pub(super) struct Group {
     queue: Mutex<Queue>,
+    /// Commits with a merge under way, which do not queue (see [`Group::merging`]).
+    merging: AtomicUsize,
+}
+
+/// A commit with a merge under way; counted until dropped.
+pub(super) struct Merging<'a> {
+    group: &'a Group,
+    alone: bool,
+}
+
+impl Merging<'_> {
+    /// Whether no other commit of the store was under way when this one started: then it
+    /// tries the one round trip (`scope_writes.rs`).
+    pub(super) fn alone(&self) -> bool {
+        self.alone
+    }
+}
+
+impl Drop for Merging<'_> {
+    fn drop(&mut self) {
+        self.group.merging.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl std::fmt::Debug for Group {
@@ -135,6 +159,18 @@ impl Group {
                     .to_owned(),
             ))
         })
+    }
+
+    /// Counts a commit with a merge as under way until the returned guard is dropped, and says
+    /// whether it started alone: no other such commit under way, none queued, none being sent.
+    /// A hint (the others may start a moment later); the merge's check keeps it exact.
+    pub(super) fn merging(&self) -> Merging<'_> {
+        let others = self.merging.fetch_add(1, Ordering::AcqRel);
+        let alone = others == 0 && {
+            let queue = self.lock();
+            !queue.flushing && queue.waiting.is_empty()
+        };
+        Merging { group: self, alone }
     }
 
     /// Up to [`MOST`] queued commits, oldest first; none (and the flusher marked ended) when the

@@ -87,6 +87,7 @@ mod options;
 mod records;
 mod schema;
 mod scope;
+mod scope_writes;
 mod session;
 mod session_events;
 

@@ -622,8 +622,14 @@ impl SessionStore for PostgresSessionStore {
         let writes = commit.held.take_for(self.partner.as_ref());
         // Most commits: the session exists and nothing went stale; one round trip, sent with
         // the commits of other turns queued meanwhile (`group.rs`, `commit.rs`). The rest take
-        // the locking transaction below.
-        let (mut commit, writes, alone) = if super::commit::takes_one_round_trip(&commit) {
+        // the locking transaction below. A commit with a merge takes the round trip only when
+        // no other commit is under way: its merges are applied to the values the turn loaded
+        // and checked against the stored ones (`scope_writes.rs`), which other turns' commits
+        // of a shared counter would have moved on by then.
+        let merging = super::scope_writes::merges(&commit).then(|| self.group.merging());
+        let (mut commit, writes, alone) = if let Some(merging) = &merging {
+            (commit, writes, merging.alone())
+        } else {
             let queued = Queued {
                 key: key.clone(),
                 commit,
@@ -642,8 +648,6 @@ impl SessionStore for PostgresSessionStore {
                 }
                 Outcome::Abandoned(error) => return Err(error),
             }
-        } else {
-            (commit, writes, false)
         };
         let mut client = self.client(operation).await?;
         let committed = if alone {
