@@ -76,7 +76,7 @@ impl<T> Drop for Collection<T> {
 }
 
 /// Drops what a collection held, out of line (see `Collection`'s `Drop`). Three arguments, not
-/// [`drop_out_of_line`](crate::lean::drop_out_of_line) of a tuple: the parts then travel in
+/// `crate::lean::drop_out_of_line` of a tuple: the parts then travel in
 /// registers, not through memory (44 instructions a turn on the peers' workload, measured).
 #[inline(never)]
 fn drop_parts<T>(

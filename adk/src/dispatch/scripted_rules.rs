@@ -1,4 +1,4 @@
-//! Rules a user writes for [`ScriptedModel`]: when the user's text or the last tool result
+//! Rules a user writes for [`ScriptedModel`](super::ScriptedModel): when the user's text or the last tool result
 //! matches, call this tool with these arguments, or answer this.
 
 use crate::context::DispatchContext;
