@@ -60,6 +60,28 @@ async fn writer(client: &tokio_postgres::Client, sql: &str, id: &str) -> String 
     client.query_one(sql, &[&id]).await.unwrap().get(0)
 }
 
+/// The messages stored for `conversation` (app `shop`, user `ada`), oldest first.
+async fn stored(storage: &PostgresStorage, conversation: &str) -> Vec<Message> {
+    storage
+        .fetch_messages(
+            &StorageContext::new(conversation)
+                .with_app_name("shop")
+                .with_user_id("ada"),
+        )
+        .await
+        .unwrap()
+}
+
+/// The transaction that wrote the stored message `id`.
+async fn message_writer(client: &tokio_postgres::Client, id: &str) -> String {
+    writer(
+        client,
+        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
+        id,
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turns_answer_is_written_in_the_transaction_that_commits_its_state() {
     let Some((storage, parts)) = fresh("one_flush").await else {
@@ -72,22 +94,10 @@ async fn a_turns_answer_is_written_in_the_transaction_that_commits_its_state() {
         let outcome = runner.run(raw("c-1")).await.unwrap();
         assert!(outcome.is_completed(), "{:?}", outcome.status);
     }
-    let answers = storage
-        .fetch_messages(
-            &StorageContext::new("c-1")
-                .with_app_name("shop")
-                .with_user_id("ada"),
-        )
-        .await
-        .unwrap();
+    let answers = stored(&storage, "c-1").await;
     assert_eq!(answers.len(), 2, "both answers are stored");
     let last = answers[1].id().to_owned();
-    let message_writer = writer(
-        &parts.client,
-        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
-        &last,
-    )
-    .await;
+    let answer_writer = message_writer(&parts.client, &last).await;
     let session_writer = writer(
         &parts.client,
         "SELECT xmin::TEXT FROM sessions WHERE id = $1",
@@ -95,7 +105,7 @@ async fn a_turns_answer_is_written_in_the_transaction_that_commits_its_state() {
     )
     .await;
     assert_eq!(
-        message_writer, session_writer,
+        answer_writer, session_writer,
         "the answer and the session's state were written by one transaction"
     );
     let session = parts
@@ -128,14 +138,7 @@ async fn a_held_answer_is_read_back_by_its_turn_and_stored_when_the_turn_fails_u
             Some("the executor failed after answering"),
             "{conversation}: {error}"
         );
-        let answers = storage
-            .fetch_messages(
-                &StorageContext::new(conversation)
-                    .with_app_name("shop")
-                    .with_user_id("ada"),
-            )
-            .await
-            .unwrap();
+        let answers = stored(&storage, conversation).await;
         assert_eq!(
             answers.len(),
             1,
@@ -180,20 +183,8 @@ async fn the_plain_session_store_leaves_each_answer_in_a_transaction_of_its_own(
         let outcome = runner.run(raw("c-4")).await.unwrap();
         assert!(outcome.is_completed(), "{:?}", outcome.status);
     }
-    let answers = storage
-        .fetch_messages(
-            &StorageContext::new("c-4")
-                .with_app_name("shop")
-                .with_user_id("ada"),
-        )
-        .await
-        .unwrap();
-    let message_writer = writer(
-        &parts.client,
-        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
-        answers[1].id(),
-    )
-    .await;
+    let answers = stored(&storage, "c-4").await;
+    let answer_writer = message_writer(&parts.client, answers[1].id()).await;
     let session_writer = writer(
         &parts.client,
         "SELECT xmin::TEXT FROM sessions WHERE id = $1",
@@ -201,7 +192,7 @@ async fn the_plain_session_store_leaves_each_answer_in_a_transaction_of_its_own(
     )
     .await;
     assert_ne!(
-        message_writer, session_writer,
+        answer_writer, session_writer,
         "without the one-flush store, store_message commits the answer when it is called"
     );
 }
@@ -235,21 +226,9 @@ async fn a_merge_key_turn_commits_its_answer_and_its_merge_in_one_transaction() 
         let outcome = runner.run(raw("c-5")).await.unwrap();
         assert!(outcome.is_completed(), "{:?}", outcome.status);
     }
-    let answers = storage
-        .fetch_messages(
-            &StorageContext::new("c-5")
-                .with_app_name("shop")
-                .with_user_id("ada"),
-        )
-        .await
-        .unwrap();
+    let answers = stored(&storage, "c-5").await;
     assert_eq!(answers.len(), 2, "both answers are stored");
-    let message_writer = writer(
-        &parts.client,
-        "SELECT xmin::TEXT FROM adk_rs_messages WHERE id = $1",
-        answers[1].id(),
-    )
-    .await;
+    let answer_writer = message_writer(&parts.client, answers[1].id()).await;
     let app_writer = writer(
         &parts.client,
         "SELECT xmin::TEXT FROM app_states WHERE app_name = $1",
@@ -257,7 +236,7 @@ async fn a_merge_key_turn_commits_its_answer_and_its_merge_in_one_transaction() 
     )
     .await;
     assert_eq!(
-        message_writer, app_writer,
+        answer_writer, app_writer,
         "the answer and the merged counter were written by one transaction: the merge took the \
          one round trip, not the locking transaction (which writes the held answer before it)"
     );
