@@ -111,8 +111,9 @@ pub(crate) fn caused_by_abort(error: &(dyn std::error::Error + 'static)) -> bool
 /// the turn's abort makes it to cancel it.
 ///
 /// Reading a token takes its lock. While the runner walks a turn it watches the turn's token
-/// (see [`watch_turn`](super::watch_turn)): a waker registered on it raises a flag when it is cancelled, so the
-/// check before every middleware reads atomics and locks the token only once the flag is up.
+/// (see [`watch_turn`](super::watch_turn)): a waker registered on it raises a flag when it is
+/// cancelled, so the check before every middleware reads atomics and locks the token only once
+/// the flag is up.
 /// A token not made when the walk began is not registered on: the check reads whether it was
 /// made since (one load) and locks it from then on.
 ///
@@ -229,7 +230,8 @@ impl AbortState {
         flags & ABORTED != 0 || token.if_made().is_some_and(CancellationToken::is_cancelled)
     }
 
-    /// Raised by the waker [`watch_turn`](super::watch_turn) registers: the token may have been cancelled.
+    /// Raised by the waker [`watch_turn`](super::watch_turn) registers: the token may have been
+    /// cancelled.
     pub(crate) fn mark_fired(&self) {
         self.flags.fetch_or(FIRED, Ordering::Release);
     }

@@ -1,5 +1,5 @@
-//! Rules a user writes for [`ScriptedModel`](super::ScriptedModel): when the user's text or the last tool result
-//! matches, call this tool with these arguments, or answer this.
+//! Rules a user writes for [`ScriptedModel`](super::ScriptedModel): when the user's text or the
+//! last tool result matches, call this tool with these arguments, or answer this.
 
 use crate::context::DispatchContext;
 use crate::primitives::{Role, ToolCall, ToolCallResults};
