@@ -390,3 +390,154 @@ async fn a_turn_whose_event_id_another_turn_of_its_group_took_fails_alone() {
         .unwrap();
     assert_eq!(session.state.get("other"), None, "{:?}", session.state);
 }
+
+/// Logs every `UPDATE` statement on the session and user tables (one row a statement, however
+/// many rows it wrote), so a test sees how many statements wrote them.
+async fn log_update_statements(client: &tokio_postgres::Client) {
+    client
+        .batch_execute(
+            "CREATE TABLE update_statements (table_name TEXT NOT NULL);
+             CREATE FUNCTION log_update_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN INSERT INTO update_statements VALUES (TG_TABLE_NAME); RETURN NULL; END $$;
+             CREATE TRIGGER log_sessions AFTER UPDATE ON sessions
+                 FOR EACH STATEMENT EXECUTE FUNCTION log_update_statement();
+             CREATE TRIGGER log_user_states AFTER UPDATE ON user_states
+                 FOR EACH STATEMENT EXECUTE FUNCTION log_update_statement();",
+        )
+        .await
+        .unwrap();
+}
+
+/// How many `UPDATE` statements that committed wrote `table`.
+async fn update_statements(client: &tokio_postgres::Client, table: &str) -> i64 {
+    client
+        .query_one(
+            "SELECT COUNT(*) FROM update_statements WHERE table_name = $1",
+            &[&table],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// Creates each session with `state` and loads it.
+async fn loaded_sessions(
+    sessions: &PostgresSessionStore,
+    keys: &[SessionKey],
+    state: &Value,
+) -> Vec<State> {
+    let thread = ThreadId::default();
+    let mut loaded = Vec::new();
+    for key in keys {
+        sessions
+            .create_session(key, object(state.clone()))
+            .await
+            .unwrap();
+        loaded.push(State::from_loaded(
+            sessions.load_turn(key, &thread).await.unwrap(),
+        ));
+    }
+    loaded
+}
+
+// Turns of different sessions in one group: their session rows are written by one statement
+// and their users' rows by another, each row still checked against what its turn loaded.
+#[tokio::test]
+async fn a_group_writes_its_sessions_rows_in_one_statement_and_its_users_rows_in_another() {
+    let Some((sessions, client)) = fresh("group_rows").await else {
+        return;
+    };
+    let thread = ThreadId::default();
+    let keys = keys(8);
+    let state = json!({"step": 0, "gone": true, "user:seen": 0});
+    let loaded = loaded_sessions(&sessions, &keys, &state).await;
+    log_update_statements(&client).await;
+    let commits = loaded.into_iter().map(|mut state| {
+        state.set_value("step", json!(1)).unwrap();
+        state.delete("gone");
+        state.set_value("user:seen", json!(1)).unwrap();
+        state.to_commit(&thread)
+    });
+    for result in join_all(
+        keys.iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await
+    {
+        result.unwrap();
+    }
+    for key in &keys {
+        let loaded = sessions.load_turn(key, &thread).await.unwrap();
+        assert_eq!(loaded.session, object(json!({"step": 1})), "{key:?}");
+        assert_eq!(loaded.user, object(json!({"seen": 1})), "{key:?}");
+    }
+    assert_eq!(update_statements(&client, "sessions").await, 1);
+    assert_eq!(update_statements(&client, "user_states").await, 1);
+}
+
+// A session key and a user key gone stale in a group written a statement a scope: the group
+// is sent again a statement a row, which names each stale turn with its keys; the others
+// commit together and the stale turns write nothing.
+#[tokio::test]
+async fn stale_session_and_user_keys_in_a_group_refuse_only_their_turns() {
+    let Some((sessions, client)) = fresh("group_rows_stale").await else {
+        return;
+    };
+    let thread = ThreadId::default();
+    let keys = keys(8);
+    let state = json!({"step": 0, "user:seen": 0});
+    let loaded = loaded_sessions(&sessions, &keys, &state).await;
+    // Sessions 2 and 5 move on after their turns loaded: 2's `step`, 5's user's `user:seen`.
+    for (n, name) in [(2, "step"), (5, "user:seen")] {
+        let mut other = State::from_loaded(sessions.load_turn(&keys[n], &thread).await.unwrap());
+        other.set_value(name, json!(9)).unwrap();
+        sessions
+            .commit_turn(&keys[n], other.to_commit(&thread))
+            .await
+            .unwrap();
+    }
+    let commits = loaded.into_iter().map(|mut state| {
+        state.set_value("step", json!(1)).unwrap();
+        state.set_value("user:seen", json!(1)).unwrap();
+        state.to_commit(&thread)
+    });
+    let results = join_all(
+        keys.iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    for (n, result) in results.into_iter().enumerate() {
+        let loaded = sessions.load_turn(&keys[n], &thread).await.unwrap();
+        match n {
+            2 => {
+                assert!(
+                    matches!(&result, Err(SessionStoreError::Stale { keys }) if keys == &["step"]),
+                    "{result:?}"
+                );
+                assert_eq!(loaded.session, object(json!({"step": 9})));
+                assert_eq!(loaded.user, object(json!({"seen": 0})));
+            }
+            5 => {
+                assert!(
+                    matches!(&result, Err(SessionStoreError::Stale { keys }) if keys == &["user:seen"]),
+                    "{result:?}"
+                );
+                assert_eq!(loaded.session, object(json!({"step": 0})));
+                assert_eq!(loaded.user, object(json!({"seen": 9})));
+            }
+            _ => {
+                result.unwrap();
+                assert_eq!(loaded.session, object(json!({"step": 1})), "session {n}");
+                assert_eq!(loaded.user, object(json!({"seen": 1})), "session {n}");
+            }
+        }
+    }
+    let committed: Vec<SessionKey> = [0, 1, 3, 4, 6, 7].map(|n| keys[n].clone()).into();
+    assert_eq!(
+        transactions(&client, &committed).await,
+        1,
+        "the others in one transaction"
+    );
+}

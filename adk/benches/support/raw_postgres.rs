@@ -46,7 +46,7 @@ const LOAD_TURN: &str = "SELECT
 #[path = "../../src/postgres/checked_writes.rs"]
 #[allow(
     dead_code,
-    reason = "APP_KEPT is adk's group commit's, not this floor's"
+    reason = "APP_KEPT and the GROUP_ statements are adk's group commit's, not this floor's"
 )]
 mod checked_writes;
 use checked_writes::{APP, SESSION, USER};

@@ -20,9 +20,10 @@
 //! in the same pipeline, checked the same way, so the turn's answer, state and events cost the
 //! server one flush of its log. Writes go in the locking transaction's order (session, the
 //! session's own rows, app, user), so the two kinds never wait for each other in a cycle. In a
-//! group of several turns (`group.rs`), their events go in one statement and their held messages
-//! in another, after every session's row; the app's write answers with the document it wrote,
-//! which the store keeps (`app_cache.rs`).
+//! group of several turns (`group.rs`), their session rows go in one statement when no two are
+//! of one session, and their user rows in another (`group_rows.rs`); their events go in one
+//! statement and their held messages in another, after every session's row; the app's write
+//! answers with the document it wrote, which the store keeps (`app_cache.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -45,7 +46,8 @@ use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
 use super::app_cache::AppCache;
-use super::checked_writes::{APP, APP_KEPT, SESSION, USER};
+use super::checked_writes::{APP, APP_KEPT, GROUP_SESSIONS, GROUP_USERS, SESSION, USER};
+use super::group_rows::GroupRows;
 use super::scope_writes::{ScopeWrites, folded};
 
 // A held assistant message (`storage::held`), checked as the writes are: an id already taken
@@ -279,6 +281,9 @@ struct Statements {
     /// Several turns' events, or held messages, in one statement ([`Folded`]).
     group_events: Option<Statement>,
     group_held: Option<Statement>,
+    /// Several session rows, or user rows, in one statement (`group_rows.rs`).
+    group_sessions: Option<Statement>,
+    group_users: Option<Statement>,
     put: Option<Statement>,
     delete: Option<Statement>,
 }
@@ -307,6 +312,8 @@ impl Statements {
             .await?,
             group_events: maybe(folded.events, GROUP_EVENTS).await?,
             group_held: maybe(folded.held, GROUP_HELD).await?,
+            group_sessions: maybe(folded.sessions, GROUP_SESSIONS).await?,
+            group_users: maybe(folded.users, GROUP_USERS).await?,
             put: maybe(
                 any(|turn| turn.records.iter().any(|record| record.2.is_some())),
                 PUT_RECORD,
@@ -327,7 +334,7 @@ impl Statements {
                 if folded.keep_app { APP_KEPT } else { APP },
             )
             .await?,
-            user: maybe(any(|turn| turn.user), USER).await?,
+            user: maybe(!folded.users && any(|turn| turn.user), USER).await?,
         })
     }
 }
@@ -346,6 +353,10 @@ struct Folded<'a> {
     event_data: Vec<&'a Json<Value>>,
     held: bool,
     held_columns: [Vec<&'a str>; 6],
+    /// Whether every session's row is written by one statement (every turn of a different
+    /// session; two commits of one session are two statements, in order), and every user's row.
+    sessions: bool,
+    users: bool,
     records: Vec<&'a Json<Value>>,
     held_count: i64,
 }
@@ -358,6 +369,7 @@ impl<'a> Folded<'a> {
             keep_app: turns.len() > 1,
             events: fold && several(|turn| !turn.event_ids.is_empty()),
             held: fold && several(|turn| !turn.held.is_empty()),
+            sessions: fold && turns.len() > 1 && distinct_sessions(turns),
             ..Self::default()
         };
         for turn in turns {
@@ -397,6 +409,16 @@ impl<'a> Folded<'a> {
         }
         folded
     }
+}
+
+/// Whether no two of `turns` are of one session.
+fn distinct_sessions(turns: &[Planned<'_>]) -> bool {
+    let mut keys: Vec<_> = turns
+        .iter()
+        .map(|turn| (turn.app_name, turn.user_id, turn.id))
+        .collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|pair| pair[0] != pair[1])
 }
 
 /// `0..turns.len()` ordered by `key`, turns with equal keys in the order given.
@@ -502,7 +524,9 @@ pub(super) async fn send(
         (Ok(app), Ok(user)) => (app, user),
         (Err(index), _) | (_, Err(index)) => return Sent::Refused(index),
     };
-    let folded = Folded::of(&planned, coalesce);
+    let mut folded = Folded::of(&planned, coalesce);
+    // With `coalesce`, writes to one user's row are folded into one already: rows are distinct.
+    folded.users = coalesce && user_rows.len() > 1;
     let statements = match Statements::prepare(client, &planned, &folded).await {
         Ok(statements) => statements,
         // Nothing was sent yet.
@@ -511,6 +535,26 @@ pub(super) async fn send(
     let statements = &statements;
     // What each app row's write answered: the version and document it wrote.
     let written: Vec<OnceLock<Written>> = app_rows.iter().map(|_| OnceLock::new()).collect();
+
+    // Sessions in key order; several rows in one statement each (`group_rows.rs`).
+    let sessions = ordered(&planned, |turn| {
+        Some((turn.app_name, turn.user_id, turn.id))
+    });
+    let group_sessions = statements.group_sessions.as_ref().map(|statement| {
+        let mut rows = GroupRows::with_capacity(sessions.len());
+        for &index in &sessions {
+            let turn = &planned[index];
+            rows.push([turn.app_name, turn.user_id, turn.id], &turn.session);
+        }
+        (statement, rows)
+    });
+    let group_users = statements.group_users.as_ref().map(|statement| {
+        let mut rows = GroupRows::with_capacity(user_rows.len());
+        for row in &user_rows {
+            rows.push([row.key.0, row.key.1], &row.writes);
+        }
+        (statement, rows)
+    });
 
     // Each request and the turn it belongs to (`None`: the group's `BEGIN` and `COMMIT`).
     let mut pending: Vec<Pending<'_>> = Vec::new();
@@ -527,25 +571,31 @@ pub(super) async fn send(
         Box::pin(async { client.batch_execute("BEGIN").await.map(|()| 0) }),
     );
     // Each checked write locks its row itself (`checked_writes`).
-    for index in ordered(&planned, |turn| {
-        Some((turn.app_name, turn.user_id, turn.id))
-    }) {
+    if let Some((statement, rows)) = &group_sessions {
+        push!(
+            Some(SHARED),
+            Box::pin(client.execute_raw(*statement, rows.params()))
+        );
+    }
+    for index in sessions {
         let turn = &planned[index];
         let row = (&turn.app_name, &turn.user_id, &turn.id);
-        let session = &turn.session;
-        let params: [&(dyn ToSql + Sync); 7] = [
-            row.0,
-            row.1,
-            row.2,
-            &session.removed,
-            &session.set,
-            &session.names,
-            &session.expected,
-        ];
-        push!(
-            Some(index),
-            Box::pin(client.execute_raw(&statements.session, params))
-        );
+        if group_sessions.is_none() {
+            let session = &turn.session;
+            let params: [&(dyn ToSql + Sync); 7] = [
+                row.0,
+                row.1,
+                row.2,
+                &session.removed,
+                &session.set,
+                &session.names,
+                &session.expected,
+            ];
+            push!(
+                Some(index),
+                Box::pin(client.execute_raw(&statements.session, params))
+            );
+        }
         if let (Some(statement), false) = (&statements.events, turn.event_ids.is_empty()) {
             let params: [&(dyn ToSql + Sync); 7] = [
                 &turn.event_ids,
@@ -644,6 +694,12 @@ pub(super) async fn send(
                 })
             );
         }
+    }
+    if let Some((statement, rows)) = &group_users {
+        push!(
+            Some(SHARED),
+            Box::pin(client.execute_raw(*statement, rows.params()))
+        );
     }
     if let Some(write) = &statements.user {
         for row in &user_rows {

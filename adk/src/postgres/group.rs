@@ -16,7 +16,9 @@
 //!
 //! A commit the server refuses aborts the whole transaction. The answers say which statement
 //! failed, so which turn: the rest are sent again without it, at most [`ATTEMPTS`] times in
-//! all (what is left after that is sent by each turn on its own), and once they were answered
+//! all (what is left after that is sent by each turn on its own; a refused statement carrying
+//! several turns' writes names none, and the send after it, a statement a row, is not
+//! counted), and once they were answered
 //! that turn is told (it then runs the locking transaction, which names the stale keys, creates
 //! a missing session or applies merges, as before).
 
@@ -252,16 +254,22 @@ async fn send_answering_all_but_refused(
     let Ok(client) = pool.get().await else {
         return answer_all(waiting, Outcome::Alone);
     };
-    // Several turns' writes to one row go in one statement until such a statement is refused;
-    // then each turn's go in its own, which names the refused turn.
+    // Several turns' writes go in one statement until such a statement is refused; then each
+    // turn's go in its own, which names the refused turn. That refusal named no turn, so the
+    // send after it is not counted (it happens once: unfolded, no statement is shared).
     let mut fold = true;
-    for _ in 0..ATTEMPTS {
+    let mut sends_left = ATTEMPTS;
+    while sends_left > 0 {
         let turns: Vec<Turn<'_>> = waiting.iter().map(|(queued, _)| queued.turn()).collect();
         let sent = send(&client, apps, &turns, fold).await;
         drop(turns);
         match sent {
             Sent::Committed => return answer_all(waiting, |_| Outcome::Committed),
-            Sent::RefusedShared => fold = false,
+            Sent::RefusedShared if fold => {
+                fold = false;
+                continue;
+            }
+            Sent::RefusedShared => {}
             Sent::Refused(index) => refused.push(waiting.remove(index)),
             Sent::Failed(index, error) => {
                 let (queued, sender) = waiting.remove(index);
@@ -287,6 +295,7 @@ async fn send_answering_all_but_refused(
         if waiting.is_empty() {
             return;
         }
+        sends_left -= 1;
     }
     answer_all(waiting, Outcome::Alone);
 }

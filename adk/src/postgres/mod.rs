@@ -81,6 +81,7 @@ mod checked_writes;
 mod commit;
 mod error;
 mod group;
+mod group_rows;
 mod ledger;
 mod lineage;
 mod options;
