@@ -37,11 +37,12 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Json, ToSql};
 
 use crate::primitives::Message;
+use crate::state::AdkEventJson;
 use crate::state::{MiddlewareStateWrite, RecordScope, SessionKey, SessionStoreError, TurnCommit};
 use crate::storage::{HeldWrite, StorageContext};
 
 use super::error::failed;
-use super::records::{Stored, to_json};
+use super::records::{JsonText, Stored, to_json};
 use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
@@ -87,7 +88,7 @@ struct HeldRow {
     scope: Scope,
     id: String,
     turn: String,
-    record: Json<Value>,
+    record: JsonText,
 }
 
 impl HeldRow {
@@ -98,7 +99,7 @@ impl HeldRow {
             scope: Scope::of(ctx),
             id,
             turn: ctx.turn_id().as_str().to_owned(),
-            record: Json(record),
+            record,
         })
     }
 }
@@ -212,7 +213,7 @@ struct Planned<'a> {
     event_ids: Vec<&'a str>,
     invocations: Vec<&'a str>,
     micros: Vec<i64>,
-    event_data: Vec<Json<Value>>,
+    event_data: Vec<Json<AdkEventJson<'a>>>,
     records: Vec<RecordParams<'a>>,
     held: Vec<HeldRow>,
 }
@@ -246,10 +247,7 @@ impl<'a> Planned<'a> {
                 .iter()
                 .map(|event| event.timestamp.as_microsecond())
                 .collect(),
-            event_data: events
-                .iter()
-                .map(|event| Json(event.to_adk_json()))
-                .collect(),
+            event_data: events.iter().map(|event| Json(event.adk_json())).collect(),
             records: commit
                 .middleware
                 .iter()
@@ -350,14 +348,14 @@ struct Folded<'a> {
     events: bool,
     event_columns: [Vec<&'a str>; 5],
     micros: Vec<i64>,
-    event_data: Vec<&'a Json<Value>>,
+    event_data: Vec<Json<AdkEventJson<'a>>>,
     held: bool,
     held_columns: [Vec<&'a str>; 6],
     /// Whether every session's row is written by one statement (every turn of a different
     /// session; two commits of one session are two statements, in order), and every user's row.
     sessions: bool,
     users: bool,
-    records: Vec<&'a Json<Value>>,
+    records: Vec<&'a JsonText>,
     held_count: i64,
 }
 
@@ -386,7 +384,7 @@ impl<'a> Folded<'a> {
                         column.push(value);
                     }
                     folded.micros.push(*micros);
-                    folded.event_data.push(data);
+                    folded.event_data.push(Json(data.0));
                 }
             }
             if folded.held {

@@ -7,7 +7,6 @@
 use std::sync::LazyLock;
 
 use deadpool_postgres::Pool;
-use tokio_postgres::types::Json;
 
 use crate::primitives::ToolCall;
 use crate::storage::Primitive;
@@ -217,7 +216,7 @@ pub(super) async fn mutate_call_with_result(
                 &key,
                 &kind,
                 &text,
-                &Json(&json),
+                &json,
             ],
         )
         .await

@@ -2,10 +2,11 @@
 //! primitive's own deserializer. Every statement is parameterized; only the table name, a
 //! constant, is written into it, when the crate is compiled.
 
+use bytes::{BufMut, BytesMut};
 use deadpool_postgres::{Object, Pool};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_postgres::types::Json;
+use tokio_postgres::types::{IsNull, Json, ToSql, Type, WrongType};
 
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
 use crate::storage::{HeldWrites, Primitive, StorageContext, StorageError};
@@ -97,14 +98,16 @@ impl Stored for StandingInstruction {
 pub(super) fn to_json<Record: Stored>(
     record: &Record,
     key: &str,
-) -> Result<serde_json::Value, StorageError> {
-    serde_json::to_value(record).map_err(|source| {
-        StorageError::backend(PostgresError::Unserializable {
-            kind: Record::KIND.singular(),
-            id: key.to_owned(),
-            source,
+) -> Result<JsonText, StorageError> {
+    serde_json::to_string(record)
+        .map(JsonText)
+        .map_err(|source| {
+            StorageError::backend(PostgresError::Unserializable {
+                kind: Record::KIND.singular(),
+                id: key.to_owned(),
+                source,
+            })
         })
-    })
 }
 
 pub(super) async fn fetch<Record: Stored>(
@@ -158,7 +161,7 @@ async fn store_on<Record: Stored>(
     client: &Object,
     ctx: &StorageContext,
     key: String,
-    json: serde_json::Value,
+    json: JsonText,
 ) -> Result<(), StorageError> {
     let scope = Scope::of(ctx);
     let turn_id = ctx.turn_id().as_str();
@@ -179,7 +182,7 @@ async fn store_on<Record: Stored>(
                 &scope.thread,
                 &key,
                 &turn_id,
-                &Json(&json),
+                &json,
             ],
         )
         .await
@@ -213,7 +216,7 @@ pub(super) async fn mutate<Record: Stored>(
         .execute(
             &statement,
             &[
-                &Json(&json),
+                &json,
                 &turn_id,
                 &scope.app,
                 &scope.user,
@@ -282,4 +285,44 @@ pub(super) async fn write_held_on(client: &Object, held: &HeldWrites) -> Result<
         }
     }
     Ok(())
+}
+
+/// A value serialized to JSON text before anything is sent, bound as a `JSON` or `JSONB`
+/// parameter as it is.
+///
+/// Why: a record serialized into a `serde_json::Value` first is a tree of allocations built
+/// only to be written out again; the text is written once. Serialized before the statement is
+/// sent, a failure is this record's error, not a request that fails to encode in the middle of
+/// a pipeline whose `COMMIT` is already on its way.
+#[derive(Debug)]
+pub(super) struct JsonText(String);
+
+impl ToSql for JsonText {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        // JSONB's binary form is a version byte, then the text.
+        if *ty == Type::JSONB {
+            out.put_u8(1);
+        }
+        out.put_slice(self.0.as_bytes());
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::JSON || *ty == Type::JSONB
+    }
+
+    fn to_sql_checked(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        if !Self::accepts(ty) {
+            return Err(Box::new(WrongType::new::<Self>(ty.clone())));
+        }
+        self.to_sql(ty, out)
+    }
 }

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 use tokio_postgres::types::Json;
 
-use crate::state::{GetSessionConfig, SessionEvent, SessionKey, SessionStoreError};
+use crate::state::{AdkEventJson, GetSessionConfig, SessionEvent, SessionKey, SessionStoreError};
 
 use super::error::failed;
 
@@ -53,10 +53,8 @@ pub(super) async fn insert_events(
         .iter()
         .map(|event| event.timestamp.as_microsecond())
         .collect();
-    let data: Vec<Json<Value>> = events
-        .iter()
-        .map(|event| Json(event.to_adk_json()))
-        .collect();
+    let data: Vec<Json<AdkEventJson<'_>>> =
+        events.iter().map(|event| Json(event.adk_json())).collect();
     client
         .execute(
             &statement,

@@ -3,7 +3,8 @@
 //! carried), and [`GetSessionConfig`], the window a read asks for.
 
 use jiff::Timestamp;
-use serde_json::{Map, Value, json};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Map, Value};
 
 use super::SessionStoreError;
 
@@ -135,28 +136,15 @@ impl SessionEvent {
     /// (`Event.model_dump(exclude_none=True, mode="json")`). For store implementations.
     #[must_use]
     pub fn to_adk_json(&self) -> Value {
-        let mut event = Map::new();
-        if let Some(content) = &self.content {
-            let parts: Vec<Value> = content.parts.iter().map(part_to_json).collect();
-            event.insert(
-                "content".to_owned(),
-                json!({"parts": parts, "role": content.role}),
-            );
-        }
-        event.insert("invocation_id".to_owned(), json!(self.invocation_id));
-        event.insert("author".to_owned(), json!(self.author));
-        event.insert(
-            "actions".to_owned(),
-            json!({
-                "state_delta": self.state_delta,
-                "artifact_delta": {},
-                "requested_auth_configs": {},
-                "requested_tool_confirmations": {},
-            }),
-        );
-        event.insert("id".to_owned(), json!(self.id));
-        event.insert("timestamp".to_owned(), json!(epoch_seconds(self.timestamp)));
-        Value::Object(event)
+        // Serializing into a `Value` fails only for a map key that is not a string, and every
+        // key here is one.
+        serde_json::to_value(self.adk_json()).unwrap_or(Value::Null)
+    }
+
+    /// [`to_adk_json`](Self::to_adk_json) as a view that serializes itself, for a store that
+    /// writes the event's text without building a `Value` first (the JSON is the same).
+    pub(crate) fn adk_json(&self) -> AdkEventJson<'_> {
+        AdkEventJson(self)
     }
 
     /// Reads an event Google ADK (or adk) stored: `event_data`, with the row's id, invocation
@@ -227,28 +215,134 @@ impl SessionEvent {
     }
 }
 
-fn part_to_json(part: &EventPart) -> Value {
-    match part {
-        EventPart::Text(text) => json!({"text": text}),
-        EventPart::FunctionCall { id, name, args } => {
-            let mut call = Map::new();
-            if let Some(id) = id {
-                call.insert("id".to_owned(), json!(id));
-            }
-            call.insert("args".to_owned(), Value::Object(args.clone()));
-            call.insert("name".to_owned(), json!(name));
-            json!({"function_call": call})
+/// An event as Google ADK stores it (`SessionEvent::to_adk_json`), serialized field by field
+/// from the event itself: keys in the order `model_dump` writes them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AdkEventJson<'a>(&'a SessionEvent);
+
+impl Serialize for AdkEventJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let event = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(content) = &event.content {
+            map.serialize_entry("content", &ContentJson(content))?;
         }
-        EventPart::FunctionResponse { id, name, response } => {
-            let mut call = Map::new();
-            if let Some(id) = id {
-                call.insert("id".to_owned(), json!(id));
-            }
-            call.insert("name".to_owned(), json!(name));
-            call.insert("response".to_owned(), Value::Object(response.clone()));
-            json!({"function_response": call})
+        map.serialize_entry("invocation_id", &event.invocation_id)?;
+        map.serialize_entry("author", &event.author)?;
+        map.serialize_entry("actions", &ActionsJson(&event.state_delta))?;
+        map.serialize_entry("id", &event.id)?;
+        map.serialize_entry("timestamp", &epoch_seconds(event.timestamp))?;
+        map.end()
+    }
+}
+
+/// `{"parts": [..], "role": ..}`.
+struct ContentJson<'a>(&'a EventContent);
+
+impl Serialize for ContentJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("parts", &PartsJson(&self.0.parts))?;
+        map.serialize_entry("role", &self.0.role)?;
+        map.end()
+    }
+}
+
+struct PartsJson<'a>(&'a [EventPart]);
+
+impl Serialize for PartsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut parts = serializer.serialize_seq(Some(self.0.len()))?;
+        for part in self.0 {
+            parts.serialize_element(&PartJson(part))?;
         }
-        EventPart::Other(value) => value.clone(),
+        parts.end()
+    }
+}
+
+/// A part as Google GenAI's `Part` dumps it: `{"text": ..}`, `{"function_call": {..}}`,
+/// `{"function_response": {..}}`, or what another part held.
+struct PartJson<'a>(&'a EventPart);
+
+impl Serialize for PartJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            EventPart::Text(text) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("text", text)?;
+                map.end()
+            }
+            EventPart::FunctionCall { id, name, args } => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                let call = CallJson {
+                    id,
+                    name,
+                    body: CallBody::Args(args),
+                };
+                map.serialize_entry("function_call", &call)?;
+                map.end()
+            }
+            EventPart::FunctionResponse { id, name, response } => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                let call = CallJson {
+                    id,
+                    name,
+                    body: CallBody::Response(response),
+                };
+                map.serialize_entry("function_response", &call)?;
+                map.end()
+            }
+            EventPart::Other(value) => value.serialize(serializer),
+        }
+    }
+}
+
+/// A function call's or response's object: its id when it has one, its name, and its
+/// arguments (written before the name) or its response (after it), as `model_dump` orders them.
+struct CallJson<'a> {
+    id: &'a Option<String>,
+    name: &'a str,
+    body: CallBody<'a>,
+}
+
+enum CallBody<'a> {
+    Args(&'a Map<String, Value>),
+    Response(&'a Map<String, Value>),
+}
+
+impl Serialize for CallJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(id) = self.id {
+            map.serialize_entry("id", id)?;
+        }
+        match self.body {
+            CallBody::Args(args) => {
+                map.serialize_entry("args", args)?;
+                map.serialize_entry("name", self.name)?;
+            }
+            CallBody::Response(response) => {
+                map.serialize_entry("name", self.name)?;
+                map.serialize_entry("response", response)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// `{"state_delta": .., "artifact_delta": {}, "requested_auth_configs": {},
+/// "requested_tool_confirmations": {}}`.
+struct ActionsJson<'a>(&'a Map<String, Value>);
+
+impl Serialize for ActionsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let empty = Map::new();
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("state_delta", self.0)?;
+        map.serialize_entry("artifact_delta", &empty)?;
+        map.serialize_entry("requested_auth_configs", &empty)?;
+        map.serialize_entry("requested_tool_confirmations", &empty)?;
+        map.end()
     }
 }
 
@@ -362,5 +456,83 @@ impl GetSessionConfig {
             .num_recent_events
             .map_or(0, |count| after.len().saturating_sub(count));
         after.into_iter().skip(skip).cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rich_event() -> SessionEvent {
+        let object = |value: Value| match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let mut event = SessionEvent::new(
+            "turn-7",
+            "agent",
+            Timestamp::from_microsecond(1_700_000_000_123_456).expect("in range"),
+        )
+        .with_content(EventContent {
+            role: "model".to_owned(),
+            parts: vec![
+                EventPart::Text("looking it up".to_owned()),
+                EventPart::FunctionCall {
+                    id: Some("call-1".to_owned()),
+                    name: "lookup".to_owned(),
+                    args: object(json!({"q": "tea", "n": 2})),
+                },
+                EventPart::FunctionCall {
+                    id: None,
+                    name: "noop".to_owned(),
+                    args: Map::new(),
+                },
+                EventPart::FunctionResponse {
+                    id: Some("call-1".to_owned()),
+                    name: "lookup".to_owned(),
+                    response: object(json!({"result": [1, 2.5, null]})),
+                },
+                EventPart::FunctionResponse {
+                    id: None,
+                    name: "noop".to_owned(),
+                    response: object(json!({"error": "no"})),
+                },
+                EventPart::Other(
+                    json!({"inline_data": {"mime_type": "image/png", "data": "AA=="}}),
+                ),
+            ],
+        });
+        event.id = "event-1".to_owned();
+        event.state_delta = object(json!({"step": 2, "user:name": "ada", "app:gone": null}));
+        event
+    }
+
+    // What `to_adk_json` wrote when it built the `Value` field by field (google-adk's
+    // `model_dump` order), kept byte for byte now that it serializes a view of the event.
+    const RICH_EVENT: &str = concat!(
+        r#"{"content":{"parts":[{"text":"looking it up"},"#,
+        r#"{"function_call":{"id":"call-1","args":{"q":"tea","n":2},"name":"lookup"}},"#,
+        r#"{"function_call":{"args":{},"name":"noop"}},"#,
+        r#"{"function_response":{"id":"call-1","name":"lookup","response":{"result":[1,2.5,null]}}},"#,
+        r#"{"function_response":{"name":"noop","response":{"error":"no"}}},"#,
+        r#"{"inline_data":{"mime_type":"image/png","data":"AA=="}}],"role":"model"},"#,
+        r#""invocation_id":"turn-7","author":"agent","#,
+        r#""actions":{"state_delta":{"step":2,"user:name":"ada","app:gone":null},"#,
+        r#""artifact_delta":{},"requested_auth_configs":{},"requested_tool_confirmations":{}},"#,
+        r#""id":"event-1","timestamp":1700000000.123456}"#
+    );
+
+    #[test]
+    fn an_event_serialized_from_its_view_is_the_json_to_adk_json_builds() {
+        let event = rich_event();
+        assert_eq!(
+            serde_json::to_string(&event.adk_json()).expect("serializes"),
+            RICH_EVENT
+        );
+        assert_eq!(
+            serde_json::to_string(&event.to_adk_json()).expect("serializes"),
+            RICH_EVENT
+        );
     }
 }

@@ -34,6 +34,9 @@ pub use event::{EventContent, EventPart, GetSessionConfig, SessionEvent};
 // Only the SQLite store writes Google ADK's float timestamps as columns of their own.
 #[cfg(feature = "sqlite")]
 pub(crate) use event::{epoch_seconds, from_epoch_seconds};
+// The PostgreSQL store binds an event's JSON without building a `Value` first.
+#[cfg(feature = "postgres")]
+pub(crate) use event::AdkEventJson;
 pub use fork::{Fork, ForkError, Forked};
 pub use key::{__assert_state_value, StateKey, StateValue};
 pub use lineage::{ForkPoint, ForkRecord, ThreadLineage};
