@@ -541,3 +541,52 @@ async fn stale_session_and_user_keys_in_a_group_refuse_only_their_turns() {
         "the others in one transaction"
     );
 }
+
+// A session deleted after its turn loaded, committed in a group written a statement a scope:
+// its row is missing, so the session statement falls short and the group is sent again a
+// statement a row; that turn then runs the locking transaction, which refuses it as a turn
+// alone is refused (the `step` it loaded went with the session), and the others commit
+// together.
+#[tokio::test]
+async fn a_session_deleted_under_its_turn_in_a_group_refuses_only_that_turn() {
+    let Some((sessions, client)) = fresh("group_rows_deleted").await else {
+        return;
+    };
+    let thread = ThreadId::default();
+    let keys = keys(8);
+    let state = json!({"step": 0, "user:seen": 0});
+    let loaded = loaded_sessions(&sessions, &keys, &state).await;
+    sessions.delete_session(&keys[3]).await.unwrap();
+    let commits = loaded.into_iter().map(|mut state| {
+        state.set_value("step", json!(1)).unwrap();
+        state.set_value("user:seen", json!(1)).unwrap();
+        state.to_commit(&thread)
+    });
+    let results = join_all(
+        keys.iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await;
+    for (n, result) in results.into_iter().enumerate() {
+        let loaded = sessions.load_turn(&keys[n], &thread).await.unwrap();
+        if n == 3 {
+            assert!(
+                matches!(&result, Err(SessionStoreError::Stale { keys }) if keys == &["step"]),
+                "{result:?}"
+            );
+            assert!(loaded.session.is_empty(), "{:?}", loaded.session);
+            assert_eq!(loaded.user, object(json!({"seen": 0})));
+        } else {
+            result.unwrap();
+            assert_eq!(loaded.session, object(json!({"step": 1})), "session {n}");
+            assert_eq!(loaded.user, object(json!({"seen": 1})), "session {n}");
+        }
+    }
+    let others: Vec<SessionKey> = [0, 1, 2, 4, 5, 6, 7].map(|n| keys[n].clone()).into();
+    assert_eq!(
+        transactions(&client, &others).await,
+        1,
+        "the others in one transaction"
+    );
+}
