@@ -440,6 +440,36 @@ async fn loaded_sessions(
     loaded
 }
 
+/// Commits every loaded turn at once, each setting `step` and `user:seen` to 1 after `also`,
+/// and returns each turn's result.
+async fn commit_each_at_once(
+    sessions: &PostgresSessionStore,
+    keys: &[SessionKey],
+    loaded: Vec<State>,
+    also: impl Fn(&mut State),
+) -> Vec<Result<(), SessionStoreError>> {
+    let thread = ThreadId::default();
+    let commits = loaded.into_iter().map(|mut state| {
+        also(&mut state);
+        state.set_value("step", json!(1)).unwrap();
+        state.set_value("user:seen", json!(1)).unwrap();
+        state.to_commit(&thread)
+    });
+    join_all(
+        keys.iter()
+            .zip(commits)
+            .map(|(key, commit)| sessions.commit_turn(key, commit)),
+    )
+    .await
+}
+
+/// Asserts that session `n`'s turn landed: `step` and its user's `seen` are 1.
+async fn assert_stepped(sessions: &PostgresSessionStore, key: &SessionKey, n: usize) {
+    let loaded = sessions.load_turn(key, &ThreadId::default()).await.unwrap();
+    assert_eq!(loaded.session, object(json!({"step": 1})), "session {n}");
+    assert_eq!(loaded.user, object(json!({"seen": 1})), "session {n}");
+}
+
 // Turns of different sessions in one group: their session rows are written by one statement
 // and their users' rows by another, each row still checked against what its turn loaded.
 #[tokio::test]
@@ -447,30 +477,17 @@ async fn a_group_writes_its_sessions_rows_in_one_statement_and_its_users_rows_in
     let Some((sessions, client)) = fresh("group_rows").await else {
         return;
     };
-    let thread = ThreadId::default();
     let keys = keys(8);
     let state = json!({"step": 0, "gone": true, "user:seen": 0});
     let loaded = loaded_sessions(&sessions, &keys, &state).await;
     log_update_statements(&client).await;
-    let commits = loaded.into_iter().map(|mut state| {
-        state.set_value("step", json!(1)).unwrap();
+    let results = commit_each_at_once(&sessions, &keys, loaded, |state| {
         state.delete("gone");
-        state.set_value("user:seen", json!(1)).unwrap();
-        state.to_commit(&thread)
-    });
-    for result in join_all(
-        keys.iter()
-            .zip(commits)
-            .map(|(key, commit)| sessions.commit_turn(key, commit)),
-    )
-    .await
-    {
+    })
+    .await;
+    for (n, result) in results.into_iter().enumerate() {
         result.unwrap();
-    }
-    for key in &keys {
-        let loaded = sessions.load_turn(key, &thread).await.unwrap();
-        assert_eq!(loaded.session, object(json!({"step": 1})), "{key:?}");
-        assert_eq!(loaded.user, object(json!({"seen": 1})), "{key:?}");
+        assert_stepped(&sessions, &keys[n], n).await;
     }
     assert_eq!(update_statements(&client, "sessions").await, 1);
     assert_eq!(update_statements(&client, "user_states").await, 1);
@@ -497,17 +514,7 @@ async fn stale_session_and_user_keys_in_a_group_refuse_only_their_turns() {
             .await
             .unwrap();
     }
-    let commits = loaded.into_iter().map(|mut state| {
-        state.set_value("step", json!(1)).unwrap();
-        state.set_value("user:seen", json!(1)).unwrap();
-        state.to_commit(&thread)
-    });
-    let results = join_all(
-        keys.iter()
-            .zip(commits)
-            .map(|(key, commit)| sessions.commit_turn(key, commit)),
-    )
-    .await;
+    let results = commit_each_at_once(&sessions, &keys, loaded, |_| {}).await;
     for (n, result) in results.into_iter().enumerate() {
         let loaded = sessions.load_turn(&keys[n], &thread).await.unwrap();
         match n {
@@ -529,8 +536,7 @@ async fn stale_session_and_user_keys_in_a_group_refuse_only_their_turns() {
             }
             _ => {
                 result.unwrap();
-                assert_eq!(loaded.session, object(json!({"step": 1})), "session {n}");
-                assert_eq!(loaded.user, object(json!({"seen": 1})), "session {n}");
+                assert_stepped(&sessions, &keys[n], n).await;
             }
         }
     }
@@ -557,17 +563,7 @@ async fn a_session_deleted_under_its_turn_in_a_group_refuses_only_that_turn() {
     let state = json!({"step": 0, "user:seen": 0});
     let loaded = loaded_sessions(&sessions, &keys, &state).await;
     sessions.delete_session(&keys[3]).await.unwrap();
-    let commits = loaded.into_iter().map(|mut state| {
-        state.set_value("step", json!(1)).unwrap();
-        state.set_value("user:seen", json!(1)).unwrap();
-        state.to_commit(&thread)
-    });
-    let results = join_all(
-        keys.iter()
-            .zip(commits)
-            .map(|(key, commit)| sessions.commit_turn(key, commit)),
-    )
-    .await;
+    let results = commit_each_at_once(&sessions, &keys, loaded, |_| {}).await;
     for (n, result) in results.into_iter().enumerate() {
         let loaded = sessions.load_turn(&keys[n], &thread).await.unwrap();
         if n == 3 {
@@ -579,8 +575,7 @@ async fn a_session_deleted_under_its_turn_in_a_group_refuses_only_that_turn() {
             assert_eq!(loaded.user, object(json!({"seen": 0})));
         } else {
             result.unwrap();
-            assert_eq!(loaded.session, object(json!({"step": 1})), "session {n}");
-            assert_eq!(loaded.user, object(json!({"seen": 1})), "session {n}");
+            assert_stepped(&sessions, &keys[n], n).await;
         }
     }
     let others: Vec<SessionKey> = [0, 1, 2, 4, 5, 6, 7].map(|n| keys[n].clone()).into();
