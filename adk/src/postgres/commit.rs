@@ -340,6 +340,7 @@ impl Statements {
 /// A group's events and held messages as the folded statements take them: one array a
 /// column, a row per event or message, when more than one turn has some (and the group is
 /// sent folded); otherwise each turn's go in statements of its own, in its session's phase.
+/// Also whether the session rows and the user rows go in one statement each.
 #[derive(Default)]
 struct Folded<'a> {
     /// Whether the app writes answer with the document they wrote, for the store to keep
@@ -490,8 +491,9 @@ fn row_writes<'a, K: Ord + Copy>(
 /// the order of `turns`, so two commits of one session apply as if sent one after the other.
 /// With `fold`, several turns' writes to one app or user row are one statement ([`folded`]),
 /// and so are their events and their held messages ([`Folded`], sent after every session's
-/// row); when such a statement is refused, [`Sent::RefusedShared`] asks for the group again
-/// unfolded.
+/// row); the rows of different sessions are one statement when no two turns are of one
+/// session, and the rows of different users another ([`GroupRows`]). When such a statement is
+/// refused, [`Sent::RefusedShared`] asks for the group again unfolded.
 pub(super) async fn send(
     client: &Object,
     apps: &AppCache,
