@@ -49,7 +49,7 @@ type RequestHook = Arc<dyn Fn(&DispatchContext, &mut MessagesRequest) + Send + S
 /// Then each block is stored in the answer's order, linked to one answer
 /// ([`AnswerParts::for_model_call`]): a thinking or redacted thinking block as a [`Thought`]
 /// whose payload is the block exactly as it came (signature included) tagged
-/// [`REPLAY_TAG`](super::REPLAY_TAG), which the next request sends back unchanged; a text block
+/// [`REPLAY_TAG`], which the next request sends back unchanged; a text block
 /// as an assistant [`Message`]; a `tool_use` block as a [`ToolCall`]. When the model called
 /// tools, the calls run concurrently (at most
 /// [`max_concurrent_tools`](AnthropicConfig::max_concurrent_tools) at a time), each result is

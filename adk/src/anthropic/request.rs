@@ -7,7 +7,7 @@
 //!     `media_block`);
 //!   - a model answer becomes one `assistant` turn holding its parts in the order the model
 //!     produced them: thinking blocks (stored as [`Thought`]s with this executor's
-//!     [`REPLAY_TAG`](super::REPLAY_TAG)) exactly as they came, signature included; text blocks;
+//!     [`REPLAY_TAG`]) exactly as they came, signature included; text blocks;
 //!     `tool_use` blocks for the answered calls. Then a `user` turn with one `tool_result` per
 //!     call (`is_error` for a failed one; media results as image or document blocks in it).
 //!     Calls without a result are left out (the protocol requires a result for every call);

@@ -74,7 +74,7 @@ pub enum OpenAiError {
         /// The HTTP status code.
         status: u16,
         /// The server's error message (`error.message` of an OpenAI-style body), or the start of
-        /// the body; at most [`MAX_ERROR_MESSAGE`](super::MAX_ERROR_MESSAGE) bytes.
+        /// the body; at most [`MAX_ERROR_MESSAGE`] bytes.
         message: String,
         /// `error.type` of an OpenAI-style body (`invalid_request_error`, `insufficient_quota`…).
         kind: Option<String>,
@@ -112,7 +112,7 @@ pub enum OpenAiError {
     /// counts as answered.
     #[error("the server reported an error mid-stream{}: {message}", describe_code(code.as_deref(), kind.as_deref(), param.as_deref()))]
     StreamedError {
-        /// The error's message, at most [`MAX_ERROR_MESSAGE`](super::MAX_ERROR_MESSAGE) bytes.
+        /// The error's message, at most [`MAX_ERROR_MESSAGE`] bytes.
         message: String,
         /// `error.type`, when the server sent one.
         kind: Option<String>,
@@ -120,7 +120,7 @@ pub enum OpenAiError {
         code: Option<String>,
         /// `error.param`, when the server sent one.
         param: Option<String>,
-        /// The start of the event's data (an excerpt, see [`MAX_EXCERPT`](super::MAX_EXCERPT)).
+        /// The start of the event's data (an excerpt, see [`MAX_EXCERPT`]).
         data: String,
     },
     /// The stream was not the chat-completions protocol.
@@ -128,7 +128,7 @@ pub enum OpenAiError {
     MalformedStream {
         /// What was wrong.
         reason: String,
-        /// The start of the offending data (an excerpt, see [`MAX_EXCERPT`](super::MAX_EXCERPT)).
+        /// The start of the offending data (an excerpt, see [`MAX_EXCERPT`]).
         data: String,
     },
     /// A part of the response grew past its cap; the connection was dropped without reading
@@ -144,7 +144,7 @@ pub enum OpenAiError {
         /// ([`OpenAiConfig::max_line_bytes`](super::OpenAiConfig::max_line_bytes) or
         /// [`max_answer_bytes`](super::OpenAiConfig::max_answer_bytes)).
         limit: usize,
-        /// The start of what was received (see [`MAX_EXCERPT`](super::MAX_EXCERPT)).
+        /// The start of what was received (see [`MAX_EXCERPT`]).
         excerpt: String,
     },
     /// The server sent more than one choice (`n` above 1, from a hook or `extra_body`). One

@@ -262,7 +262,7 @@ impl Downstream {
 /// Middleware for the pipeline `P`.
 ///
 /// Write middleware as an `async fn` with `#[middleware(pipeline = ...)]`, as a closure with
-/// [`from_fn`], or implement this trait by hand:
+/// [`from_fn()`], or implement this trait by hand:
 ///
 /// ```
 /// use adk::pipeline::{BoxError, BoxFuture, Middleware, Next, PipelineContext, TurnInput};

@@ -1,5 +1,5 @@
 //! A tool handler's way to storage: the storage half of
-//! [`ToolInvocation`](crate::primitives::ToolInvocation).
+//! [`ToolInvocation`].
 //!
 //! The invocation is declared among the values, which know no storage; it carries the turn's
 //! [`SharedStorage`] and [`StorageContext`] through the `InvocationStorage` trait it declares,
