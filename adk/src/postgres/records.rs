@@ -6,7 +6,7 @@ use bytes::{BufMut, BytesMut};
 use deadpool_postgres::{Object, Pool};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_postgres::types::{IsNull, Json, ToSql, Type, WrongType};
+use tokio_postgres::types::{IsNull, Json, ToSql, Type, accepts, to_sql_checked};
 
 use crate::primitives::{Memory, Message, Retrievable, StandingInstruction, Thought, ToolCall};
 use crate::storage::{HeldWrites, Primitive, StorageContext, StorageError};
@@ -311,18 +311,6 @@ impl ToSql for JsonText {
         Ok(IsNull::No)
     }
 
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::JSON || *ty == Type::JSONB
-    }
-
-    fn to_sql_checked(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        if !Self::accepts(ty) {
-            return Err(Box::new(WrongType::new::<Self>(ty.clone())));
-        }
-        self.to_sql(ty, out)
-    }
+    accepts!(JSON, JSONB);
+    to_sql_checked!();
 }
