@@ -267,34 +267,33 @@ struct PartJson<'a>(&'a EventPart);
 impl Serialize for PartJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.0 {
-            EventPart::Text(text) => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry("text", text)?;
-                map.end()
-            }
+            EventPart::Text(text) => one_entry(serializer, "text", text),
             EventPart::FunctionCall { id, name, args } => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                let call = CallJson {
-                    id,
-                    name,
-                    body: CallBody::Args(args),
-                };
-                map.serialize_entry("function_call", &call)?;
-                map.end()
+                let body = CallBody::Args(args);
+                one_entry(serializer, "function_call", &CallJson { id, name, body })
             }
             EventPart::FunctionResponse { id, name, response } => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                let call = CallJson {
-                    id,
-                    name,
-                    body: CallBody::Response(response),
-                };
-                map.serialize_entry("function_response", &call)?;
-                map.end()
+                let body = CallBody::Response(response);
+                one_entry(
+                    serializer,
+                    "function_response",
+                    &CallJson { id, name, body },
+                )
             }
             EventPart::Other(value) => value.serialize(serializer),
         }
     }
+}
+
+/// `{key: value}`.
+fn one_entry<S: Serializer, V: Serialize + ?Sized>(
+    serializer: S,
+    key: &str,
+    value: &V,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry(key, value)?;
+    map.end()
 }
 
 /// A function call's or response's object: its id when it has one, its name, and its
