@@ -368,7 +368,6 @@ impl<'a> Folded<'a> {
             keep_app: turns.len() > 1,
             events: fold && several(|turn| !turn.event_ids.is_empty()),
             held: fold && several(|turn| !turn.held.is_empty()),
-            sessions: fold && turns.len() > 1 && distinct_sessions(turns),
             ..Self::default()
         };
         for turn in turns {
@@ -410,14 +409,9 @@ impl<'a> Folded<'a> {
     }
 }
 
-/// Whether no two of `turns` are of one session.
-fn distinct_sessions(turns: &[Planned<'_>]) -> bool {
-    let mut keys: Vec<_> = turns
-        .iter()
-        .map(|turn| (turn.app_name, turn.user_id, turn.id))
-        .collect();
-    keys.sort_unstable();
-    keys.windows(2).all(|pair| pair[0] != pair[1])
+/// The session a turn commits to: its row's key.
+fn session_key<'a>(turn: &Planned<'a>) -> (&'a str, &'a str, &'a str) {
+    (turn.app_name, turn.user_id, turn.id)
 }
 
 /// `0..turns.len()` ordered by `key`, turns with equal keys in the order given.
@@ -524,8 +518,17 @@ pub(super) async fn send(
         (Ok(app), Ok(user)) => (app, user),
         (Err(index), _) | (_, Err(index)) => return Sent::Refused(index),
     };
+    // Sessions in key order: the order their rows are written and locked in.
+    let sessions = ordered(&planned, |turn| Some(session_key(turn)));
     let mut folded = Folded::of(&planned, coalesce);
-    // With `coalesce`, writes to one user's row are folded into one already: rows are distinct.
+    // One statement for the session rows only when no two turns are of one session (in key
+    // order, such turns are neighbours); with `coalesce`, writes to one user's row are folded
+    // into one already, so the user rows are distinct.
+    folded.sessions = coalesce
+        && sessions.len() > 1
+        && sessions
+            .windows(2)
+            .all(|pair| session_key(&planned[pair[0]]) != session_key(&planned[pair[1]]));
     folded.users = coalesce && user_rows.len() > 1;
     let statements = match Statements::prepare(client, &planned, &folded).await {
         Ok(statements) => statements,
@@ -536,10 +539,7 @@ pub(super) async fn send(
     // What each app row's write answered: the version and document it wrote.
     let written: Vec<OnceLock<Written>> = app_rows.iter().map(|_| OnceLock::new()).collect();
 
-    // Sessions in key order; several rows in one statement each (`group_rows.rs`).
-    let sessions = ordered(&planned, |turn| {
-        Some((turn.app_name, turn.user_id, turn.id))
-    });
+    // Several rows in one statement each (`group_rows.rs`).
     let group_sessions = statements.group_sessions.as_ref().map(|statement| {
         let mut rows = GroupRows::with_capacity(sessions.len());
         for &index in &sessions {
