@@ -1,12 +1,13 @@
 //! The PostgreSQL session store keeps the app's state between turns (`adk/src/postgres/app_cache.rs`):
 //! a load is sent the app's document only when the row is not the version the store holds, and
-//! the app write of a group commit of several turns hands back the document it wrote. What a load
-//! returns must still be exactly the stored row: these pin that every other writer's change is
-//! seen at the next load, that a turn reads what this store just committed, and that a stale
-//! write is still refused.
+//! a commit's app write hands back what the store needs to keep the document it wrote (the keys
+//! it set, or the whole document). What a load returns must still be exactly the stored row:
+//! these pin that every other writer's change is seen at the next load, that a turn reads what
+//! this store just committed, key order included, and that a stale write is still refused.
 //!
-//! Every commit here is sent with a companion turn of another session, both started in one poll
-//! on a one-thread runtime, so the two are one group and the store keeps the app's document.
+//! Most commits here are sent with a companion turn of another session, both started in one poll
+//! on a one-thread runtime, so the two are one group (the folded statements); the kept
+//! documents are checked for a turn committed alone too.
 //!
 //! Each test uses its own schema in the database named by `ADK_TEST_POSTGRES_URL`; without it
 //! the tests pass without checking anything and say so (see `adk_integration_tests::postgres_database`).
@@ -90,6 +91,39 @@ async fn set_mode(sessions: &PostgresSessionStore, key: &SessionKey, mode: &str)
     .await;
     mine.unwrap();
     theirs.unwrap();
+}
+
+/// How a test's commit is sent: in one group with a turn of the companion session, or alone.
+#[derive(Clone, Copy)]
+enum Sent {
+    InAGroup,
+    Alone,
+}
+
+/// Loads the turn, applies `change` to its state and commits it as `sent` says.
+async fn commit_app(
+    sessions: &PostgresSessionStore,
+    key: &SessionKey,
+    sent: Sent,
+    change: impl FnOnce(&mut State),
+) {
+    let thread = ThreadId::default();
+    let mut state = State::from_loaded(sessions.load_turn(key, &thread).await.unwrap());
+    change(&mut state);
+    let mine = match sent {
+        Sent::Alone => sessions.commit_turn(key, state.to_commit(&thread)).await,
+        Sent::InAGroup => {
+            let other = session_turn(sessions, &companion(), 7).await;
+            let (mine, theirs) = join(
+                sessions.commit_turn(key, state.to_commit(&thread)),
+                sessions.commit_turn(&companion(), other),
+            )
+            .await;
+            theirs.unwrap();
+            mine
+        }
+    };
+    mine.unwrap();
 }
 
 async fn app_loaded(sessions: &PostgresSessionStore, key: &SessionKey) -> Map<String, Value> {
@@ -200,4 +234,89 @@ async fn a_turn_that_loaded_the_kept_document_is_refused_when_another_store_chan
         "{error}"
     );
     assert_eq!(app_loaded(&first, &key).await["mode"], json!("c"));
+}
+
+// A commit's app write that overwrites the version the store holds answers with only the keys it
+// set, and the store applies them and the removals to the document it holds. What the next load
+// hands the turn must be the row exactly as a load sent it whole would: the same keys and
+// values, numbers as the server prints them, and the keys in the order the server keeps them
+// (shorter first, then bytewise), nested objects included.
+async fn a_kept_document_is_the_row_as_the_server_sends_it(label: &str, sent: Sent) {
+    let Some((first, second, client, key)) = two_stores(label).await else {
+        return;
+    };
+    // The first commit's answer is the whole document (the store held none): now it holds one.
+    commit_app(&first, &key, sent, |state| {
+        state.set_value("app:mode", json!("b")).unwrap();
+    })
+    .await;
+    commit_app(&first, &key, sent, |state| {
+        for (name, value) in [
+            ("app:zz", json!(1.0)),
+            ("app:a", json!(1e20)),
+            ("app:mode", json!({"zeta": 1, "al": [2.50, "x"], "b": null})),
+            ("app:\u{e9}t\u{e9}", json!(-7)),
+            ("app:longer-than-the-rest", json!("text")),
+        ] {
+            state.set_value(name, value).unwrap();
+        }
+    })
+    .await;
+    // Kept from the write: the store sends the version it holds and is sent no document.
+    let kept = app_loaded(&first, &key).await;
+    // Sent whole: the second store holds no document.
+    let sent_whole = app_loaded(&second, &key).await;
+    let stored: Value = client
+        .query_one("SELECT state FROM app_states WHERE app_name = 'shop'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        serde_json::to_string(&kept).unwrap(),
+        serde_json::to_string(&sent_whole).unwrap(),
+        "the same text, so the same keys in the same order, at every level"
+    );
+    assert_eq!(Value::Object(kept.clone()), stored);
+    let keys: Vec<&str> = kept.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "a",
+            "zz",
+            "mode",
+            "other",
+            "\u{e9}t\u{e9}",
+            "longer-than-the-rest"
+        ],
+        "shorter first, then bytewise"
+    );
+    let nested: Vec<&str> = kept["mode"]
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(nested, ["b", "al", "zeta"]);
+    // And the next commit applies its keys and removals to that document in turn.
+    commit_app(&first, &key, sent, |state| {
+        state.set_value("app:b", json!(2)).unwrap();
+        assert!(state.delete("app:zz"));
+        assert!(state.delete("app:other"));
+    })
+    .await;
+    assert_eq!(
+        serde_json::to_string(&app_loaded(&first, &key).await).unwrap(),
+        serde_json::to_string(&app_loaded(&second, &key).await).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn a_document_kept_from_a_groups_write_is_the_row_as_the_server_sends_it() {
+    a_kept_document_is_the_row_as_the_server_sends_it("app_cache_applied_group", Sent::InAGroup)
+        .await;
+}
+
+#[tokio::test]
+async fn a_document_kept_from_a_lone_turns_write_is_the_row_as_the_server_sends_it() {
+    a_kept_document_is_the_row_as_the_server_sends_it("app_cache_applied_alone", Sent::Alone).await;
 }

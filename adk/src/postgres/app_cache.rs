@@ -6,29 +6,31 @@
 //! document (decompressing it, writing it out as text) and the process's parse of it were most of
 //! what a load cost, for a document that, between two commits of the process, no one changed.
 //!
-//! How: the store keeps, per app, the document its last group commit of several turns wrote
-//! and the row version it belongs to: the row's `xmin` (the transaction that wrote that version; a transaction's last
+//! How: the store keeps, per app, the document its last commit wrote and the row version it
+//! belongs to: the row's `xmin` (the transaction that wrote that version; a transaction's last
 //! write of a row is the only one others see) with its update time, so that a transaction id
 //! reused after a wraparound does not pass for the old version. The load sends the version it
 //! holds and the server sends the document only when the row's version is another
-//! ([`LOAD_TURN`]); one statement, one snapshot, as before. The app write of a group of several
-//! turns answers with the version and the document it wrote (`checked_writes::APP_KEPT`,
-//! rendered once for the group), which the store keeps once the group's `COMMIT` succeeded, so
-//! the loads after those turns find their document kept. Another writer (another store or
-//! process, google-adk, plain SQL) makes a new version, which the next load is sent whole.
-//! Exact by construction: a kept document is only ever the server's own rendering of the
-//! version kept with it, and used only when the server says the row is still that version.
+//! ([`LOAD_TURN`]); one statement, one snapshot, as before. A commit's app write answers with
+//! the version it wrote and, when the row it wrote over is the version the store holds, only the
+//! keys it set as the server wrote them, which the store applies with the removals to the
+//! document it holds ([`apply_written`]); otherwise with the whole new document
+//! (`checked_writes::APP_KEPT`). The store keeps the result once the `COMMIT` succeeded, so the
+//! load after the turn finds its document kept. Another writer (another store or process,
+//! google-adk, plain SQL) makes a new version, which the next load is sent whole. Exact by
+//! construction: a kept document is the server's rendering of the version kept with it, or that
+//! rendering with the server's rendering of the written keys put in and the removed ones taken
+//! out, in the order the server keeps an object's keys; and it is used only when the server says
+//! the row is still that version.
 //!
 //! A load hands the turn the kept document itself (`LoadedTurn::app` is an `Arc`), not a copy:
 //! the turn only reads it, its writes going to its own changes, and a commit that changes the
 //! app makes a new document rather than changing the kept one.
 //!
-//! What is not kept: a document a load was sent, and what a turn alone commits. A document kept
-//! by a turn alone would be rendered by the server at its commit and parsed by the process, in
-//! place of the next load's rendering and parse: no saving for a turn whose next load follows
-//! its commit, so a turn alone (one in flight) costs what it did.
+//! What is not kept: a document a load was sent, another writer's version. Keeping it would
+//! spare a rendering only to the loads before this store's next commit of the app's row.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value};
@@ -56,6 +58,9 @@ pub(super) const LOAD_TURN: &str = "SELECT
                       AS version, state
                  FROM app_states WHERE app_name = $1) AS a ON TRUE";
 
+/// A row version and its document.
+pub(super) type Versioned = (String, Arc<Map<String, Value>>);
+
 /// A kept document and the row version it is.
 struct Kept {
     version: String,
@@ -69,7 +74,7 @@ struct Apps {
 
 /// What a load was sent against: the version it named and that version's document.
 pub(super) struct Sent {
-    kept: Option<(String, Arc<Map<String, Value>>)>,
+    kept: Option<Versioned>,
 }
 
 impl Sent {
@@ -94,7 +99,40 @@ impl std::fmt::Debug for AppCache {
     }
 }
 
-fn object(value: Value) -> Result<Map<String, Value>, SessionStoreError> {
+/// The document a commit's app write left, from the one it wrote over: `before` without the
+/// `removed` keys, with the keys of `set` (the server's rendering of them), in the order
+/// PostgreSQL keeps a JSONB object's keys (shorter first, then bytewise), which is the order a
+/// load's parse of the row gives. `before` is in that order (the server's rendering, or this
+/// function's), so one merge of the two sorted sequences gives it.
+pub(super) fn apply_written(
+    before: &Map<String, Value>,
+    removed: &[String],
+    set: &Map<String, Value>,
+) -> Map<String, Value> {
+    fn jsonb_order(key: &str) -> (usize, &[u8]) {
+        (key.len(), key.as_bytes())
+    }
+    let removed: HashSet<&str> = removed.iter().map(String::as_str).collect();
+    let kept = before.iter().filter(|(key, _)| {
+        !set.contains_key(*key) && (removed.is_empty() || !removed.contains(key.as_str()))
+    });
+    let mut incoming = set.iter().peekable();
+    let mut document = Map::with_capacity(before.len() + set.len());
+    for (key, value) in kept {
+        while let Some((new_key, new_value)) =
+            incoming.next_if(|(new_key, _)| jsonb_order(new_key) < jsonb_order(key))
+        {
+            document.insert(new_key.clone(), new_value.clone());
+        }
+        document.insert(key.clone(), value.clone());
+    }
+    for (new_key, new_value) in incoming {
+        document.insert(new_key.clone(), new_value.clone());
+    }
+    document
+}
+
+pub(super) fn object(value: Value) -> Result<Map<String, Value>, SessionStoreError> {
     match value {
         Value::Object(map) => Ok(map),
         other => Err(SessionStoreError::InvalidData(format!(
@@ -140,19 +178,59 @@ impl AppCache {
         object(state).map(Arc::new)
     }
 
-    /// Keeps what a committed group's app write answered: the row's new version and document.
-    pub(super) fn committed(
-        &self,
-        app: &str,
-        version: String,
-        state: Value,
-    ) -> Result<(), SessionStoreError> {
-        let state = Arc::new(object(state)?);
+    /// The version of `app`'s row the store holds, and its document: what a commit's app write
+    /// is sent against (`checked_writes::APP_KEPT`'s `$6`).
+    pub(super) fn kept(&self, app: &str) -> Option<Versioned> {
+        self.lock()
+            .kept
+            .get(app)
+            .map(|kept| (kept.version.clone(), Arc::clone(&kept.state)))
+    }
+
+    /// Keeps what a committed app write left: the row's new version and document.
+    pub(super) fn committed(&self, app: &str, version: String, state: Arc<Map<String, Value>>) {
         let mut apps = self.lock();
         if apps.kept.len() >= MOST_APPS && !apps.kept.contains_key(app) {
             apps.kept.clear();
         }
         apps.kept.insert(app.to_owned(), Kept { version, state });
-        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn keys(document: &Map<String, Value>) -> Vec<&str> {
+        document.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn written_keys_are_applied_in_jsonb_key_order() {
+        // As the server sends them: shorter keys first, then bytewise.
+        let before = map(json!({"a": 1, "bb": 2, "ccc": 3, "dddd": 4}));
+        let set = map(json!({"b": 9, "zz": 7, "ccc": 30, "eeeee": 5}));
+        let document = apply_written(&before, &["bb".to_owned()], &set);
+        assert_eq!(keys(&document), ["a", "b", "zz", "ccc", "dddd", "eeeee"]);
+        assert_eq!(
+            Value::Object(document),
+            json!({"a": 1, "b": 9, "zz": 7, "ccc": 30, "dddd": 4, "eeeee": 5})
+        );
+    }
+
+    #[test]
+    fn applying_nothing_keeps_the_document() {
+        let before = map(json!({"x": 1, "yy": [1, 2]}));
+        let document = apply_written(&before, &[], &Map::new());
+        assert_eq!(keys(&document), ["x", "yy"]);
+        assert_eq!(document, before);
     }
 }

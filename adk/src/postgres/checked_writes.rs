@@ -33,13 +33,14 @@ pub(super) const SESSION: &str = concat!(
     "SELECT 1 / COUNT(*) FROM written"
 );
 // The app row's checked write up to its `RETURNING`, which `APP` and `APP_KEPT` share: the
-// stored state read once, locked, into a materialized CTE; the new value and the check of every
-// expected value computed from it.
+// stored state read once, locked, into a materialized CTE (with `$extra`, more of the stored row),
+// and the new value and the check of every expected value computed from it.
 macro_rules! app_checked_write {
-    () => {
+    ($extra:literal) => {
         concat!(
-            "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM app_states ",
-            "WHERE app_name = $1 FOR UPDATE), ",
+            "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state",
+            $extra,
+            " FROM app_states WHERE app_name = $1 FOR UPDATE), ",
             "written AS (UPDATE app_states SET state = (stored.state - $2::TEXT[]) || $3::JSONB, ",
             "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
             "WHERE app_name = $1 AND NOT EXISTS (",
@@ -48,26 +49,35 @@ macro_rules! app_checked_write {
         )
     };
 }
-// The plain app write: a turn alone sends it (`app_cache.rs` says why its document is not
-// kept), and so does the raw floor in `benches/stores.rs`.
+// The app write without an answer: what the raw floor in `benches/stores.rs` sends (it keeps
+// no document, so it asks for none); adk sends `APP_KEPT`.
+#[allow(dead_code)]
 pub(super) const APP: &str = concat!(
-    app_checked_write!(),
+    app_checked_write!(""),
     "RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
-// The app's write as a group commit of several turns sends it: the same write and check, and it
-// answers with the version and the document it wrote, which the store keeps for the loads after it
-// (`app_cache.rs`): one rendering of the app's document a group instead of one a load. The
-// check's `1 / COUNT(*)` is an output column, so it is computed (a column no one reads is not,
-// and then a refused write would not abort). The version is the row's `xmin` and its update time
-// in microseconds, as the load computes it.
+// The app's write as a commit sends it: the same write and check, and it answers with the
+// version it wrote and what the store needs to keep that version's document for the load after
+// it (`app_cache.rs`). When the row it wrote over is the version the store holds ($6, computed as
+// the load computes it: `xmin` and the update time in microseconds), the answer is only the keys
+// it set, as the server writes them, and the store applies them and the removals to the
+// document it holds (`applied` is true); otherwise the whole new document. So the server
+// renders, and the process parses, the written keys rather than a document of a thousand keys,
+// and the load after the commit is sent no document. The check's `1 / COUNT(*)` is an output
+// column, so it is computed (a column no one reads is not, and then a refused write would not
+// abort).
 pub(super) const APP_KEPT: &str = concat!(
-    app_checked_write!(),
+    app_checked_write!(
+        ", xmin::TEXT || '/' || (EXTRACT(EPOCH FROM update_time) * 1000000)::BIGINT::TEXT AS version"
+    ),
     "RETURNING app_states.xmin::TEXT || '/' || ",
     "(EXTRACT(EPOCH FROM app_states.update_time) * 1000000)::BIGINT::TEXT AS version, ",
-    "app_states.state), ",
+    "CASE WHEN stored.version = $6 THEN $3::JSONB ELSE app_states.state END AS state, ",
+    "COALESCE(stored.version = $6, FALSE) AS applied), ",
     "checked AS (SELECT 1 / COUNT(*) AS one FROM written) ",
-    "SELECT checked.one, written.version, written.state FROM checked LEFT JOIN written ON TRUE"
+    "SELECT checked.one, written.version, written.state, written.applied ",
+    "FROM checked LEFT JOIN written ON TRUE"
 );
 pub(super) const USER: &str = concat!(
     "WITH stored AS MATERIALIZED (SELECT state - '{}'::TEXT[] AS state FROM user_states ",

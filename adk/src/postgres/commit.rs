@@ -22,12 +22,12 @@
 //! session's own rows, app, user), so the two kinds never wait for each other in a cycle. In a
 //! group of several turns (`group.rs`), their session rows go in one statement when no two are
 //! of one session, and their user rows in another (`group_rows.rs`); their events go in one
-//! statement and their held messages in another, after every session's row; the app's write
-//! answers with the document it wrote, which the store keeps (`app_cache.rs`).
+//! statement and their held messages in another, after every session's row. The app's write
+//! answers with what the store needs to keep the document it wrote (`app_cache.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
 use deadpool_postgres::Object;
@@ -46,8 +46,8 @@ use super::records::{JsonText, Stored, to_json};
 use super::scope::Scope;
 use super::session_events::INSERT_EVENTS;
 
-use super::app_cache::AppCache;
-use super::checked_writes::{APP, APP_KEPT, GROUP_SESSIONS, GROUP_USERS, SESSION, USER};
+use super::app_cache::{AppCache, Versioned, apply_written, object};
+use super::checked_writes::{APP_KEPT, GROUP_SESSIONS, GROUP_USERS, SESSION, USER};
 use super::group_rows::GroupRows;
 use super::scope_writes::{ScopeWrites, folded};
 
@@ -327,11 +327,7 @@ impl Statements {
                 HELD_MESSAGE,
             )
             .await?,
-            app: maybe(
-                any(|turn| turn.app),
-                if folded.keep_app { APP_KEPT } else { APP },
-            )
-            .await?,
+            app: maybe(any(|turn| turn.app), APP_KEPT).await?,
             user: maybe(!folded.users && any(|turn| turn.user), USER).await?,
         })
     }
@@ -343,9 +339,6 @@ impl Statements {
 /// Also whether the session rows and the user rows go in one statement each.
 #[derive(Default)]
 struct Folded<'a> {
-    /// Whether the app writes answer with the document they wrote, for the store to keep
-    /// (`app_cache.rs`): in a group of several turns.
-    keep_app: bool,
     events: bool,
     event_columns: [Vec<&'a str>; 5],
     micros: Vec<i64>,
@@ -365,7 +358,6 @@ impl<'a> Folded<'a> {
         let several =
             |test: fn(&Planned<'_>) -> bool| turns.iter().filter(|turn| test(turn)).count() > 1;
         let mut folded = Self {
-            keep_app: turns.len() > 1,
             events: fold && several(|turn| !turn.event_ids.is_empty()),
             held: fold && several(|turn| !turn.held.is_empty()),
             ..Self::default()
@@ -537,7 +529,9 @@ pub(super) async fn send(
     };
     let statements = &statements;
     // What each app row's write answered: the version and document it wrote.
-    let written: Vec<OnceLock<Written>> = app_rows.iter().map(|_| OnceLock::new()).collect();
+    let written: Vec<OnceLock<Versioned>> = app_rows.iter().map(|_| OnceLock::new()).collect();
+    // The version and document of each app row the store holds, which its write is sent against.
+    let before: Vec<Option<Versioned>> = app_rows.iter().map(|row| apps.kept(row.key)).collect();
 
     // Several rows in one statement each (`group_rows.rs`).
     let group_sessions = statements.group_sessions.as_ref().map(|statement| {
@@ -673,22 +667,23 @@ pub(super) async fn send(
         );
     }
     if let Some(write) = &statements.app {
-        for (row, written) in app_rows.iter().zip(&written) {
+        for ((row, written), before) in app_rows.iter().zip(&written).zip(&before) {
             let app = &row.writes;
-            let params: [&(dyn ToSql + Sync); 5] =
-                [&row.key, &app.removed, &app.set, &app.names, &app.expected];
-            if !folded.keep_app {
-                push!(Some(row.owner), Box::pin(client.execute_raw(write, params)));
-                continue;
-            }
             push!(
                 Some(row.owner),
                 Box::pin(async move {
+                    let version = before.as_ref().map(|(version, _)| version.as_str());
+                    let params: [&(dyn ToSql + Sync); 6] = [
+                        &row.key,
+                        &app.removed,
+                        &app.set,
+                        &app.names,
+                        &app.expected,
+                        &version,
+                    ];
                     let answer = client.query_one(write, &params).await?;
-                    if let (Ok(Some(version)), Ok(Some(state))) =
-                        (answer.try_get(1), answer.try_get(2))
-                    {
-                        let _ = written.set((version, state));
+                    if let Some(document) = written_document(&answer, before, &app.removed) {
+                        let _ = written.set(document);
                     }
                     Ok::<u64, tokio_postgres::Error>(1)
                 })
@@ -729,13 +724,30 @@ pub(super) async fn send(
     sent
 }
 
-/// The version and document an app row's write answered.
-type Written = (String, Value);
+/// The version and document `checked_writes::APP_KEPT` answered with: the written keys applied
+/// to the document the write was sent against (`before`), or the whole new document. `None`
+/// when the answer is not one (not an object, say): that document is not kept, and the next
+/// load reads the row.
+fn written_document(
+    answer: &tokio_postgres::Row,
+    before: &Option<Versioned>,
+    removed: &[String],
+) -> Option<Versioned> {
+    let version: String = answer.try_get(1).ok().flatten()?;
+    let state: Value = answer.try_get(2).ok().flatten()?;
+    let applied: bool = answer.try_get(3).ok().flatten()?;
+    let state = object(state).ok()?;
+    let document = match before {
+        Some((_, before)) if applied => apply_written(before, removed, &state),
+        _ => state,
+    };
+    Some((version, Arc::new(document)))
+}
 
 /// Keeps, for each app a committed group wrote, what its last write of the row answered: the
 /// version the others see (one transaction's earlier writes of the row are never seen).
-fn keep_written(apps: &AppCache, rows: &[RowWrite<&str>], written: Vec<OnceLock<Written>>) {
-    let mut last: Vec<(&str, Option<Written>)> = Vec::new();
+fn keep_written(apps: &AppCache, rows: &[RowWrite<&str>], written: Vec<OnceLock<Versioned>>) {
+    let mut last: Vec<(&str, Option<Versioned>)> = Vec::new();
     for (row, written) in rows.iter().zip(written) {
         match last.last_mut() {
             Some((app, answer)) if *app == row.key => *answer = written.into_inner(),
@@ -744,8 +756,7 @@ fn keep_written(apps: &AppCache, rows: &[RowWrite<&str>], written: Vec<OnceLock<
     }
     for (app, answer) in last {
         if let Some((version, state)) = answer {
-            // A document that is not an object is not kept; the next load reads the row.
-            let _ = apps.committed(app, version, state);
+            apps.committed(app, version, state);
         }
     }
 }
