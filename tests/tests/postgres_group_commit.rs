@@ -585,3 +585,44 @@ async fn a_session_deleted_under_its_turn_in_a_group_refuses_only_that_turn() {
         "the others in one transaction"
     );
 }
+
+// A group whose session rows are locked one by one, in key order, waits for a row another
+// transaction holds, and checks and writes that row as the holder left it: the holder's other
+// key stays, and every turn of the group lands.
+#[tokio::test]
+async fn a_group_that_waited_for_a_session_row_writes_it_as_the_holder_left_it() {
+    let Some((sessions, client)) = fresh("group_waited").await else {
+        return;
+    };
+    let keys = keys(4);
+    let state = json!({"step": 0, "user:seen": 0});
+    let loaded = loaded_sessions(&sessions, &keys, &state).await;
+    client.batch_execute("BEGIN").await.unwrap();
+    client
+        .batch_execute("UPDATE sessions SET state = state || '{\"other\": 1}' WHERE id = 's-2'")
+        .await
+        .unwrap();
+    let committing = tokio::spawn({
+        let (sessions, keys) = (sessions.clone(), keys.clone());
+        async move { commit_each_at_once(&sessions, &keys, loaded, |_| {}).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !committing.is_finished(),
+        "the group did not wait for the session row another transaction holds"
+    );
+    client.batch_execute("COMMIT").await.unwrap();
+    for (n, result) in committing.await.unwrap().into_iter().enumerate() {
+        result.unwrap_or_else(|error| panic!("turn {n}: {error}"));
+    }
+    for (n, key) in keys.iter().enumerate() {
+        let loaded = sessions.load_turn(key, &ThreadId::default()).await.unwrap();
+        let expected = if n == 2 {
+            json!({"step": 1, "other": 1})
+        } else {
+            json!({"step": 1})
+        };
+        assert_eq!(loaded.session, object(expected), "session {n}");
+        assert_eq!(loaded.user, object(json!({"seen": 1})), "session {n}");
+    }
+}

@@ -93,23 +93,28 @@ pub(super) const USER: &str = concat!(
 // (`group_rows.rs`): one row per turn, every row a different one, each with its own removed
 // names (a JSONB array), set keys (a JSONB object) and checks (a JSONB object of each expected
 // name to `[value]`, or to `[]` when the key is expected absent: `-> 0` is then SQL NULL, as a
-// missing key is). Rows are locked in the order given, the group's key order: `FOR UPDATE`
-// locks the rows as the sort hands them over. The last parameter is how many rows: every row is
-// written, or the division aborts the transaction, and the group is sent again a statement a
-// row, which names the turn refused.
+// missing key is). Rows are locked in the order given, the group's key order: each input row,
+// in that order, looks its row up by primary key and locks it (a `LATERAL` subquery, so a
+// nested loop of index lookups whatever the table's size; a join let the planner scan the
+// whole table once a group), and the write finds the locked version by its `ctid` (the lock
+// keeps it current until the statement's own update). A row another transaction updated after
+// the statement began is locked at its new version, which the write's snapshot does not see:
+// the write misses it and the count falls short. The last parameter is how many rows: every
+// row is written, or the division aborts the transaction, and the group is sent again a
+// statement a row (whose write follows the other transaction's update), which names the turn
+// refused.
 pub(super) const GROUP_SESSIONS: &str = concat!(
     "WITH input AS MATERIALIZED (SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], ",
     "$4::JSONB[], $5::JSONB[], $6::JSONB[]) WITH ORDINALITY ",
     "AS i(app_name, user_id, id, removed, additions, checks, position)), ",
-    "stored AS MATERIALIZED (SELECT s.app_name, s.user_id, s.id, ",
-    "s.state - '{}'::TEXT[] AS state, i.removed, i.additions, i.checks FROM input i ",
-    "JOIN sessions s ON s.app_name = i.app_name AND s.user_id = i.user_id AND s.id = i.id ",
-    "ORDER BY i.position FOR UPDATE OF s), ",
+    "stored AS MATERIALIZED (SELECT s.row_id, s.state - '{}'::TEXT[] AS state, ",
+    "i.removed, i.additions, i.checks FROM (SELECT * FROM input ORDER BY position) i ",
+    "CROSS JOIN LATERAL (SELECT ctid AS row_id, state FROM sessions ",
+    "WHERE app_name = i.app_name AND user_id = i.user_id AND id = i.id FOR UPDATE) s), ",
     "written AS (UPDATE sessions SET state = (stored.state - ",
     "ARRAY(SELECT jsonb_array_elements_text(stored.removed))) || stored.additions, ",
     "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
-    "WHERE sessions.app_name = stored.app_name AND sessions.user_id = stored.user_id ",
-    "AND sessions.id = stored.id AND NOT EXISTS (",
+    "WHERE sessions.ctid = stored.row_id AND NOT EXISTS (",
     "SELECT 1 FROM jsonb_each(stored.checks) AS e(name, value) ",
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM (e.value -> 0)::TEXT) RETURNING 1) ",
     "SELECT 1 / (COUNT(*) = $7::BIGINT)::INT FROM written"
@@ -118,15 +123,14 @@ pub(super) const GROUP_USERS: &str = concat!(
     "WITH input AS MATERIALIZED (SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], ",
     "$3::JSONB[], $4::JSONB[], $5::JSONB[]) WITH ORDINALITY ",
     "AS i(app_name, user_id, removed, additions, checks, position)), ",
-    "stored AS MATERIALIZED (SELECT s.app_name, s.user_id, ",
-    "s.state - '{}'::TEXT[] AS state, i.removed, i.additions, i.checks FROM input i ",
-    "JOIN user_states s ON s.app_name = i.app_name AND s.user_id = i.user_id ",
-    "ORDER BY i.position FOR UPDATE OF s), ",
+    "stored AS MATERIALIZED (SELECT s.row_id, s.state - '{}'::TEXT[] AS state, ",
+    "i.removed, i.additions, i.checks FROM (SELECT * FROM input ORDER BY position) i ",
+    "CROSS JOIN LATERAL (SELECT ctid AS row_id, state FROM user_states ",
+    "WHERE app_name = i.app_name AND user_id = i.user_id FOR UPDATE) s), ",
     "written AS (UPDATE user_states SET state = (stored.state - ",
     "ARRAY(SELECT jsonb_array_elements_text(stored.removed))) || stored.additions, ",
     "update_time = (clock_timestamp() AT TIME ZONE 'UTC') FROM stored ",
-    "WHERE user_states.app_name = stored.app_name AND user_states.user_id = stored.user_id ",
-    "AND NOT EXISTS (",
+    "WHERE user_states.ctid = stored.row_id AND NOT EXISTS (",
     "SELECT 1 FROM jsonb_each(stored.checks) AS e(name, value) ",
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM (e.value -> 0)::TEXT) RETURNING 1) ",
     "SELECT 1 / (COUNT(*) = $6::BIGINT)::INT FROM written"
