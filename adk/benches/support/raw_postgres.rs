@@ -48,8 +48,15 @@ const LOAD_TURN: &str = "SELECT
     dead_code,
     reason = "APP_KEPT and the GROUP_ statements are adk's group commit's, not this floor's"
 )]
+#[macro_use]
 mod checked_writes;
-use checked_writes::{APP, SESSION, USER};
+use checked_writes::{SESSION, USER};
+/// adk's checked app write with nothing in its answer but the check.
+const APP: &str = concat!(
+    app_checked_write!(""),
+    "RETURNING 1) ",
+    "SELECT 1 / COUNT(*) FROM written"
+);
 const INSERT_EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, \
      invocation_id, timestamp, event_data) \
      SELECT e.id, $2, $3, $4, e.invocation_id, \

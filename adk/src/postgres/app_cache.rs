@@ -150,12 +150,8 @@ impl AppCache {
 
     /// What a load of `app` is sent against.
     pub(super) fn before_load(&self, app: &str) -> Sent {
-        let apps = self.lock();
         Sent {
-            kept: apps
-                .kept
-                .get(app)
-                .map(|kept| (kept.version.clone(), Arc::clone(&kept.state))),
+            kept: self.kept(app),
         }
     }
 
@@ -178,8 +174,8 @@ impl AppCache {
         object(state).map(Arc::new)
     }
 
-    /// The version of `app`'s row the store holds, and its document: what a commit's app write
-    /// is sent against (`checked_writes::APP_KEPT`'s `$6`).
+    /// The version of `app`'s row the store holds, and its document: what a load and a commit's
+    /// app write are sent against (`LOAD_TURN`'s `$5`, `checked_writes::APP_KEPT`'s `$6`).
     pub(super) fn kept(&self, app: &str) -> Option<Versioned> {
         self.lock()
             .kept

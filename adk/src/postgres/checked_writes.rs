@@ -32,9 +32,10 @@ pub(super) const SESSION: &str = concat!(
     "WHERE (stored.state -> e.name)::TEXT IS DISTINCT FROM e.value::TEXT) RETURNING 1) ",
     "SELECT 1 / COUNT(*) FROM written"
 );
-// The app row's checked write up to its `RETURNING`, which `APP` and `APP_KEPT` share: the
-// stored state read once, locked, into a materialized CTE (with `$extra`, more of the stored row),
-// and the new value and the check of every expected value computed from it.
+// The app row's checked write up to its `RETURNING`: the stored state read once, locked, into a
+// materialized CTE (with `$extra`, more of the stored row), and the new value and the check of
+// every expected value computed from it. `APP_KEPT` below and the raw floor's plain write in
+// `benches/support/raw_postgres.rs` are built on it.
 macro_rules! app_checked_write {
     ($extra:literal) => {
         concat!(
@@ -49,14 +50,6 @@ macro_rules! app_checked_write {
         )
     };
 }
-// The app write without an answer: what the raw floor in `benches/stores.rs` sends (it keeps
-// no document, so it asks for none); adk sends `APP_KEPT`.
-#[allow(dead_code)]
-pub(super) const APP: &str = concat!(
-    app_checked_write!(""),
-    "RETURNING 1) ",
-    "SELECT 1 / COUNT(*) FROM written"
-);
 // The app's write as a commit sends it: the same write and check, and it answers with the
 // version it wrote and what the store needs to keep that version's document for the load after
 // it (`app_cache.rs`). When the row it wrote over is the version the store holds ($6, computed as
