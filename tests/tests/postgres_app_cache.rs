@@ -80,17 +80,10 @@ async fn session_turn(sessions: &PostgresSessionStore, key: &SessionKey, value: 
 /// Loads the turn and commits `app:mode` = `mode`, in one group with a turn of the companion
 /// session.
 async fn set_mode(sessions: &PostgresSessionStore, key: &SessionKey, mode: &str) {
-    let thread = ThreadId::default();
-    let mut state = State::from_loaded(sessions.load_turn(key, &thread).await.unwrap());
-    state.set_value("app:mode", json!(mode)).unwrap();
-    let other = session_turn(sessions, &companion(), u64::from(mode.as_bytes()[0])).await;
-    let (mine, theirs) = join(
-        sessions.commit_turn(key, state.to_commit(&thread)),
-        sessions.commit_turn(&companion(), other),
-    )
+    commit_app(sessions, key, Sent::InAGroup, |state| {
+        state.set_value("app:mode", json!(mode)).unwrap();
+    })
     .await;
-    mine.unwrap();
-    theirs.unwrap();
 }
 
 /// How a test's commit is sent: in one group with a turn of the companion session, or alone.
