@@ -39,7 +39,8 @@
 //! not run, loudly. `ADK_BENCH_STATE=add` makes the adk rows' three keys `add` counters
 //! (`state_key!(.., on_conflict = add)`) instead of read-and-set keys, the `app:` counter one
 //! for every worker of the app: merges, for a before/after of how a store commits them (the
-//! google-adk and raw rows keep their workload, so compare adk rows only).
+//! google-adk and raw rows keep their workload, so compare adk rows only). `ADK_BENCH_POOL`
+//! sets the adk and raw rows' pool size (default `adk::postgres::DEFAULT_POOL_SIZE`).
 
 // A bench binary: its helpers need no documentation.
 #![allow(missing_docs)]
@@ -348,6 +349,12 @@ fn main() {
     });
 
     let only_one_flush = env_or("ADK_BENCH_POSTGRES", "all") == "one-flush";
+    let pool_size: usize = env_or(
+        "ADK_BENCH_POOL",
+        &adk::postgres::DEFAULT_POOL_SIZE.to_string(),
+    )
+    .parse()
+    .expect("ADK_BENCH_POOL");
     let schema = format!("bench_stores_{}", std::process::id());
     let google_database = format!("bench_google_adk_{}", std::process::id());
     let postgres = url.as_ref().map(|url| {
@@ -355,7 +362,8 @@ fn main() {
             let options = PostgresOptions::from_url(url)
                 .expect("ADK_TEST_POSTGRES_URL")
                 .schema(schema.as_str())
-                .expect("a plain schema name");
+                .expect("a plain schema name")
+                .pool_size(pool_size);
             let storage = PostgresStorage::connect_with(options)
                 .await
                 .expect("the PostgreSQL database");
@@ -364,7 +372,7 @@ fn main() {
                 .session_store_one_flush()
                 .await
                 .expect("the session tables");
-            let raw = raw_postgres::Raw::connect(url, &schema, adk::postgres::DEFAULT_POOL_SIZE)
+            let raw = raw_postgres::Raw::connect(url, &schema, pool_size)
                 .await
                 .expect("the raw tokio-postgres pool");
             raw_postgres::create_database(url, &google_database)

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 
 use adk::postgres::tokio_postgres::{self, NoTls, types::Json, types::ToSql};
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
 use serde_json::{Map, Value, json};
 
 use super::{Figure, measure};
@@ -145,6 +145,8 @@ impl Raw {
         );
         let pool = Pool::builder(manager)
             .max_size(size)
+            // As adk's pool hands them out (`adk/src/postgres/options.rs`).
+            .queue_mode(QueueMode::Lifo)
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|error| error.to_string())?;
