@@ -1,9 +1,10 @@
 //! The PostgreSQL battery: its storage meets the storage contract, keeps every app's, user's,
 //! session's and thread's records and bytes apart, migrates once however many processes connect
-//! at once, refuses a newer schema, loses nothing under concurrent turns, and never holds a
-//! transaction or connection while a byte stream stalls; its session store meets the session
-//! state contract in Google ADK's v1 tables, shared with google-adk, and loses no state update
-//! across pools and processes: every stale commit is refused whole.
+//! at once, refuses a newer schema, loses nothing under concurrent turns, reuses the connection
+//! returned last, and never holds a transaction or connection while a byte stream stalls; its
+//! session store meets the session state contract in Google ADK's v1 tables, shared with
+//! google-adk, and loses no state update across pools and processes: every stale commit is
+//! refused whole.
 //!
 //! Each test uses its own schema in the database named by `ADK_TEST_POSTGRES_URL`; without it
 //! the tests pass without checking anything and say so (see `adk_integration_tests::postgres_database`).
@@ -443,6 +444,77 @@ async fn two_hundred_concurrent_turns_lose_no_write_and_keep_each_turns_order() 
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pooling
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_one_after_another_reuse_the_connection_returned_last() {
+    let Some(url) = test_url() else {
+        return;
+    };
+    // The pool's connections are the server's backends with this application name.
+    let name = fresh_schema_name("lifo");
+    let mut config: tokio_postgres::Config = url.parse().unwrap();
+    config.application_name(&name);
+    let options = PostgresOptions::from_config(config)
+        .schema(name.as_str())
+        .unwrap()
+        .pool_size(4);
+    let storage = PostgresStorage::connect_with(options).await.unwrap();
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let ctx = StorageContext::new("pooled");
+
+    // Bursts of concurrent calls until the pool holds more than one connection.
+    let mut opened = 0;
+    for burst in 0..50 {
+        let calls = (0..16).map(|n| {
+            let message = Message::user(format!("burst-{burst}-{n}"), "at once").unwrap();
+            storage.store_message(&ctx, message)
+        });
+        for stored in futures_util::future::join_all(calls).await {
+            stored.unwrap();
+        }
+        let row = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&name],
+            )
+            .await
+            .unwrap();
+        opened = row.get::<_, i64>(0);
+        if opened > 1 {
+            break;
+        }
+    }
+    assert!(opened > 1, "50 bursts of 16 calls opened one connection");
+
+    let since: String = admin
+        .query_one("SELECT clock_timestamp()::TEXT", &[])
+        .await
+        .unwrap()
+        .get(0);
+    for n in 0..20 {
+        let message = Message::user(format!("alone-{n}"), "one after another").unwrap();
+        storage.store_message(&ctx, message).await.unwrap();
+    }
+    let used: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE application_name = $1 AND state_change >= $2::TEXT::TIMESTAMPTZ",
+            &[&name, &since],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        used, 1,
+        "20 calls one after another ran on {used} of the pool's {opened} connections"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
