@@ -463,10 +463,7 @@ async fn calls_one_after_another_reuse_the_connection_returned_last() {
         .unwrap()
         .pool_size(4);
     let storage = PostgresStorage::connect_with(options).await.unwrap();
-    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let admin = raw_client(&url, &name).await;
     let ctx = StorageContext::new("pooled");
 
     // Bursts of concurrent calls until the pool holds more than one connection.
