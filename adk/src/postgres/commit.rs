@@ -744,8 +744,9 @@ fn written_document(
     Some((version, Arc::new(document)))
 }
 
-/// Keeps, for each app a committed group wrote, what its last write of the row answered: the
-/// version the others see (one transaction's earlier writes of the row are never seen).
+/// Keeps, for each app the committed transaction wrote (a group's or a lone turn's), what its
+/// last write of the row answered: the version the others see (one transaction's earlier writes
+/// of the row are never seen).
 fn keep_written(apps: &AppCache, rows: &[RowWrite<&str>], written: Vec<OnceLock<Versioned>>) {
     let mut last: Vec<(&str, Option<Versioned>)> = Vec::new();
     for (row, written) in rows.iter().zip(written) {
